@@ -1,0 +1,315 @@
+package embed
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// pooling is how token vectors become one sentence vector.
+type pooling int
+
+const (
+	poolMean pooling = iota // mean over the sequence's tokens (sentence-transformers default)
+	poolCLS                 // the raw [CLS] token vector, without BERT's pooler layer
+)
+
+func (p pooling) String() string {
+	if p == poolCLS {
+		return "cls"
+	}
+	return "mean"
+}
+
+// rowChunk is how many rows one matmul task covers when a batch is tall
+// enough to split by rows; 96 rows of a 1536-wide input fit in L2.
+const rowChunk = 96
+
+// forward runs the encoder over a packed batch: sequences (each already
+// wrapped in [CLS] … [SEP]) are laid end to end, every position attends only
+// to its own sequence, so there is no padding and no attention mask to apply.
+// It returns one L2-normalised vector per sequence.
+func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float32 {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	h := w.hidden
+	offs := make([]int, len(seqs)+1)
+	for i, s := range seqs {
+		offs[i+1] = offs[i] + len(s)
+	}
+	total := offs[len(seqs)]
+	rows := roundUp(total, kernelRows) + kernelRows // slack: a last block may read past a sequence end
+	x := make([]float32, rows*h)
+	qkv := make([]float32, rows*3*h)
+	ctx := make([]float32, rows*h)
+	tmp := make([]float32, rows*h)
+	inter := make([]float32, rows*w.intermediate)
+
+	for si, s := range seqs {
+		for i, id := range s {
+			row := x[(offs[si]+i)*h : (offs[si]+i+1)*h]
+			wr, pr := w.word[id*h:(id+1)*h], w.pos[i*h:(i+1)*h]
+			for j := range row {
+				row[j] = wr[j] + pr[j] + w.tokenType0[j]
+			}
+		}
+	}
+	parallelRows(total, workers, func(r0, r1 int) { layerNorm(x[r0*h:r1*h], h, w.embNorm) })
+
+	for li := range w.layer {
+		l := &w.layer[li]
+		matmul(x, h, &l.qkv, qkv, 3*h, total, workers)
+		w.attention(qkv, ctx, seqs, offs, workers)
+		matmul(ctx, h, &l.attnOut, tmp, h, total, workers)
+		parallelRows(total, workers, func(r0, r1 int) {
+			addInto(x[r0*h:r1*h], tmp[r0*h:r1*h])
+			layerNorm(x[r0*h:r1*h], h, l.norm1)
+		})
+		matmul(x, h, &l.ff1, inter, w.intermediate, total, workers)
+		gelu := geluErf
+		if w.geluTanh {
+			gelu = geluTanh
+		}
+		parallelRows(total, workers, func(r0, r1 int) {
+			v := inter[r0*w.intermediate : r1*w.intermediate]
+			for j, z := range v {
+				v[j] = gelu(z)
+			}
+		})
+		matmul(inter, w.intermediate, &l.ff2, tmp, h, total, workers)
+		parallelRows(total, workers, func(r0, r1 int) {
+			addInto(x[r0*h:r1*h], tmp[r0*h:r1*h])
+			layerNorm(x[r0*h:r1*h], h, l.norm2)
+		})
+	}
+
+	out := make([][]float32, len(seqs))
+	for si := range seqs {
+		v := make([]float32, h)
+		if pool == poolCLS {
+			copy(v, x[offs[si]*h:(offs[si]+1)*h])
+		} else {
+			acc := make([]float64, h)
+			for r := offs[si]; r < offs[si+1]; r++ {
+				for j, z := range x[r*h : (r+1)*h] {
+					acc[j] += float64(z)
+				}
+			}
+			n := float64(offs[si+1] - offs[si])
+			for j := range v {
+				v[j] = float32(acc[j] / n)
+			}
+		}
+		normalize(v)
+		out[si] = v
+	}
+	return out
+}
+
+// matmul computes c[0:rows] = a[0:rows]·Wᵀ + b, a with row stride lda and c
+// with row stride ldc; both must have rows rounded up to kernelRows.
+func matmul(a []float32, lda int, m *packedMatrix, c []float32, ldc int, rows int, workers int) {
+	blocks := (rows + kernelRows - 1) / kernelRows
+	blocksPerChunk := rowChunk / kernelRows
+	chunks := (blocks + blocksPerChunk - 1) / blocksPerChunk
+	var tasks int
+	var run func(t int, scratch *[kernelRows * panelWidth]float32)
+	if chunks >= 2*workers || workers == 1 {
+		// Tall batch: each task owns a band of rows across every panel.
+		tasks = chunks
+		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
+			b0, b1 := t*blocksPerChunk, min((t+1)*blocksPerChunk, blocks)
+			for p := 0; p < m.panels; p++ {
+				for b := b0; b < b1; b++ {
+					gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, m.in, scratch)
+				}
+			}
+		}
+	} else {
+		// Short batch (a query): split the output columns instead.
+		tasks = min(m.panels, workers*2)
+		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
+			p0, p1 := t*m.panels/tasks, (t+1)*m.panels/tasks
+			for p := p0; p < p1; p++ {
+				for b := 0; b < blocks; b++ {
+					gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, m.in, scratch)
+				}
+			}
+		}
+	}
+	parallelTasks(tasks, workers, func(t int) {
+		var scratch [kernelRows * panelWidth]float32
+		run(t, &scratch)
+	})
+}
+
+var scratchPool sync.Pool
+
+// attentionScratch is one worker's buffers for one (sequence, head) pair.
+type attentionScratch struct {
+	keys, values, scores, out, zero []float32
+}
+
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// attention computes ctx = softmax(Q·Kᵀ/√d)·V per sequence and head, using
+// the same micro-kernel with K and V packed as panels.
+func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, workers int) {
+	h, heads := w.hidden, w.heads
+	dh := h / heads
+	scale := float32(1 / math.Sqrt(float64(dh)))
+	ld := 3 * h
+	parallelTasks(len(seqs)*heads, workers, func(t int) {
+		si, hd := t/heads, t%heads
+		n, off := len(seqs[si]), offs[si]
+		s, _ := scratchPool.Get().(*attentionScratch)
+		if s == nil {
+			s = &attentionScratch{}
+		}
+		defer scratchPool.Put(s)
+		n16, d16 := roundUp(n, panelWidth), roundUp(dh, panelWidth)
+		n6 := roundUp(n, kernelRows)
+		// K as a [n, dh] "weight": panel p, step k, lane j = K[p*16+j][k].
+		s.keys = grow(s.keys, n16*dh)
+		for i := 0; i < n; i++ {
+			krow := qkv[(off+i)*ld+h+hd*dh:]
+			p, j := i/panelWidth, i%panelWidth
+			for k := 0; k < dh; k++ {
+				s.keys[(p*dh+k)*panelWidth+j] = krow[k]
+			}
+		}
+		// Vᵀ as a [dh, n] "weight": panel p, step k, lanes = V[k][p*16 : p*16+16].
+		s.values = grow(s.values, d16*n)
+		for k := 0; k < n; k++ {
+			vrow := qkv[(off+k)*ld+2*h+hd*dh:]
+			for d := 0; d < dh; d++ {
+				p, j := d/panelWidth, d%panelWidth
+				s.values[(p*n+k)*panelWidth+j] = vrow[d]
+			}
+		}
+		s.scores = grow(s.scores, n6*n16)
+		s.zero = grow(s.zero, max(n16, d16))
+		zeroBias := s.zero
+		km := packedMatrix{in: dh, out: n16, panels: n16 / panelWidth, data: s.keys, bias: zeroBias}
+		q := qkv[off*ld+hd*dh:]
+		var scratch [kernelRows * panelWidth]float32
+		for p := 0; p < km.panels; p++ {
+			for r := 0; r < n; r += kernelRows {
+				gemmBlock(q, ld, &km, p, s.scores, n16, r, dh, &scratch)
+			}
+		}
+		for i := 0; i < n; i++ {
+			row := s.scores[i*n16 : i*n16+n]
+			maxv := float32(math.Inf(-1))
+			for j := range row {
+				row[j] *= scale
+				maxv = max(maxv, row[j])
+			}
+			var sum float32
+			for j, z := range row {
+				e := expf(z - maxv)
+				row[j] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for j := range row {
+				row[j] *= inv
+			}
+		}
+		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: s.values, bias: zeroBias}
+		s.out = grow(s.out, n6*d16)
+		for p := 0; p < vm.panels; p++ {
+			for r := 0; r < n; r += kernelRows {
+				gemmBlock(s.scores, n16, &vm, p, s.out, d16, r, n, &scratch)
+			}
+		}
+		for i := 0; i < n; i++ {
+			copy(ctx[(off+i)*h+hd*dh:(off+i)*h+(hd+1)*dh], s.out[i*d16:i*d16+dh])
+		}
+	})
+}
+
+func addInto(dst, src []float32) {
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// layerNorm normalises each h-wide row of x in place.
+func layerNorm(x []float32, h int, n normWeights) {
+	for r := 0; r+h <= len(x); r += h {
+		row := x[r : r+h]
+		var mean float64
+		for _, z := range row {
+			mean += float64(z)
+		}
+		mean /= float64(h)
+		var variance float64
+		for _, z := range row {
+			d := float64(z) - mean
+			variance += d * d
+		}
+		variance /= float64(h)
+		inv := float32(1 / math.Sqrt(variance+float64(n.eps)))
+		m := float32(mean)
+		for j, z := range row {
+			row[j] = (z-m)*inv*n.g[j] + n.b[j]
+		}
+	}
+}
+
+// normalize scales v to unit L2 norm (a zero vector stays zero).
+func normalize(v []float32) {
+	var s float64
+	for _, z := range v {
+		s += float64(z) * float64(z)
+	}
+	if s == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// parallelTasks runs fn(0..n-1) on up to workers goroutines.
+func parallelTasks(n, workers int, fn func(t int)) {
+	if n <= 1 || workers <= 1 {
+		for t := 0; t < n; t++ {
+			fn(t)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < min(workers, n); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1)) - 1
+				if t >= n {
+					return
+				}
+				fn(t)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// parallelRows splits rows [0, n) into one contiguous range per worker.
+func parallelRows(n, workers int, fn func(r0, r1 int)) {
+	parts := min(workers, max(1, n/32))
+	parallelTasks(parts, workers, func(t int) { fn(t*n/parts, (t+1)*n/parts) })
+}

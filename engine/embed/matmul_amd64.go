@@ -1,0 +1,23 @@
+//go:build amd64 && !purego
+
+package embed
+
+import "golang.org/x/sys/cpu"
+
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func gemm6x16AVX2(a *float32, lda int, b *float32, k int, c *float32, ldc int, bias *float32)
+
+func kernel6x16(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32) {
+	if !useAVX2 {
+		kernel6x16Go(a, lda, b, k, c, ldc, bias)
+		return
+	}
+	// Bounds the assembly relies on, checked once per block.
+	_ = a[(kernelRows-1)*lda+k-1]
+	_ = b[k*panelWidth-1]
+	_ = c[(kernelRows-1)*ldc+panelWidth-1]
+	_ = bias[panelWidth-1]
+	gemm6x16AVX2(&a[0], lda, &b[0], k, &c[0], ldc, &bias[0])
+}
