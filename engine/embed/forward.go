@@ -68,14 +68,14 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 			layerNorm(x[r0*h:r1*h], h, l.norm1)
 		})
 		matmul(x, h, &l.ff1, inter, w.intermediate, total, workers)
-		gelu := geluErf
-		if w.geluTanh {
-			gelu = geluTanh
-		}
 		parallelRows(total, workers, func(r0, r1 int) {
 			v := inter[r0*w.intermediate : r1*w.intermediate]
+			if !w.geluTanh {
+				geluSlice(v)
+				return
+			}
 			for j, z := range v {
-				v[j] = gelu(z)
+				v[j] = geluTanh(z)
 			}
 		})
 		matmul(inter, w.intermediate, &l.ff2, tmp, h, total, workers)
@@ -210,15 +210,13 @@ func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, wo
 		for i := 0; i < n; i++ {
 			row := s.scores[i*n16 : i*n16+n]
 			maxv := float32(math.Inf(-1))
-			for j := range row {
-				row[j] *= scale
-				maxv = max(maxv, row[j])
+			for _, z := range row {
+				maxv = max(maxv, z)
 			}
+			expScaled(row, scale, maxv*scale)
 			var sum float32
-			for j, z := range row {
-				e := expf(z - maxv)
-				row[j] = e
-				sum += e
+			for _, z := range row {
+				sum += z
 			}
 			inv := 1 / sum
 			for j := range row {

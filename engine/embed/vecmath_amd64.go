@@ -1,0 +1,35 @@
+//go:build amd64 && !purego
+
+package embed
+
+//go:noescape
+func expScaledAVX2(x *float32, n int, scale, shift float32)
+
+//go:noescape
+func geluAVX2(x *float32, n int)
+
+// expScaled sets x[i] = exp(x[i]·scale - shift).
+func expScaled(x []float32, scale, shift float32) {
+	n := len(x) &^ 7
+	if useAVX2 && n > 0 {
+		expScaledAVX2(&x[0], n, scale, shift)
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = expf(x[i]*scale - shift)
+	}
+}
+
+// geluSlice applies Hugging Face's exact-erf GELU in place.
+func geluSlice(x []float32) {
+	n := len(x) &^ 7
+	if useAVX2 && n > 0 {
+		geluAVX2(&x[0], n)
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = geluErf(x[i])
+	}
+}

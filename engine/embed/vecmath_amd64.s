@@ -1,0 +1,128 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Constants broadcast by the kernels below (see mathf.go for the formulas).
+DATA vconst<>+0(SB)/4, $0x3fb8aa3b   // log2(e)
+DATA vconst<>+4(SB)/4, $0x3f317200   // ln2 high part 0.693145751953125
+DATA vconst<>+8(SB)/4, $0x35bfbe8e   // ln2 low part 1.4286068e-06
+DATA vconst<>+12(SB)/4, $0x3f800000  // 1
+DATA vconst<>+16(SB)/4, $0x3f000000  // 1/2
+DATA vconst<>+20(SB)/4, $0x3e2aaaab  // 1/6
+DATA vconst<>+24(SB)/4, $0x3d2aaaab  // 1/24
+DATA vconst<>+28(SB)/4, $0x3c088889  // 1/120
+DATA vconst<>+32(SB)/4, $0x3ab60b61  // 1/720
+DATA vconst<>+36(SB)/4, $0xc2a00000  // -80
+DATA vconst<>+40(SB)/4, $0x42b00000  // 88
+DATA vconst<>+44(SB)/4, $0x7fffffff  // abs mask
+DATA vconst<>+48(SB)/4, $0x3f3504f3  // 1/sqrt(2)
+DATA vconst<>+52(SB)/4, $0x3ea7ba05  // A&S p = 0.3275911
+DATA vconst<>+56(SB)/4, $0x3f87dc22  // a5 = 1.061405429
+DATA vconst<>+60(SB)/4, $0xbfba00e3  // a4 = -1.453152027
+DATA vconst<>+64(SB)/4, $0x3fb5f0e3  // a3 = 1.421413741
+DATA vconst<>+68(SB)/4, $0xbe91a98e  // a2 = -0.284496736
+DATA vconst<>+72(SB)/4, $0x3e827906  // a1 = 0.254829592
+GLOBL vconst<>(SB), RODATA|NOPTR, $76
+
+// EXP8 computes Y_in = exp(Y_in) in place (Y_in must not be Y8..Y15).
+// Clobbers Y8..Y15.
+#define EXP8(IN) \
+	VMAXPS       Y13, IN, IN \
+	VMINPS       Y14, IN, IN \
+	VMULPS       Y15, IN, Y8 \
+	VROUNDPS     $0, Y8, Y8 \
+	VBROADCASTSS vconst<>+4(SB), Y9 \
+	VFNMADD231PS Y9, Y8, IN \
+	VBROADCASTSS vconst<>+8(SB), Y9 \
+	VFNMADD231PS Y9, Y8, IN \
+	VBROADCASTSS vconst<>+32(SB), Y10 \
+	VBROADCASTSS vconst<>+28(SB), Y9 \
+	VFMADD213PS  Y9, IN, Y10 \
+	VBROADCASTSS vconst<>+24(SB), Y9 \
+	VFMADD213PS  Y9, IN, Y10 \
+	VBROADCASTSS vconst<>+20(SB), Y9 \
+	VFMADD213PS  Y9, IN, Y10 \
+	VBROADCASTSS vconst<>+16(SB), Y9 \
+	VFMADD213PS  Y9, IN, Y10 \
+	VFMADD213PS  Y12, IN, Y10 \
+	VFMADD213PS  Y12, IN, Y10 \
+	VCVTPS2DQ    Y8, Y8 \
+	VPSLLD       $23, Y8, Y8 \
+	VPADDD       Y8, Y10, IN
+
+#define LOADEXPCONST \
+	VBROADCASTSS vconst<>+12(SB), Y12 \
+	VBROADCASTSS vconst<>+36(SB), Y13 \
+	VBROADCASTSS vconst<>+40(SB), Y14 \
+	VBROADCASTSS vconst<>+0(SB), Y15
+
+// func expScaledAVX2(x *float32, n int, scale, shift float32)
+// x[i] = exp(x[i]*scale - shift) for i < n, n a multiple of 8.
+TEXT ·expScaledAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS scale+16(FP), Y6
+	VBROADCASTSS shift+20(FP), Y7
+	LOADEXPCONST
+	SHRQ         $3, CX
+	JZ           expdone
+
+exploop:
+	VMOVUPS (SI), Y0
+	VMULPS  Y6, Y0, Y0
+	VSUBPS  Y7, Y0, Y0
+	EXP8(Y0)
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     exploop
+
+expdone:
+	VZEROUPPER
+	RET
+
+// func geluAVX2(x *float32, n int)
+// x[i] = 0.5·(x + |x|·erf(|x|/√2)) for i < n, n a multiple of 8, with erf from
+// Abramowitz & Stegun 7.1.26.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	LOADEXPCONST
+	SHRQ $3, CX
+	JZ   geludone
+
+geluloop:
+	VMOVUPS      (SI), Y0              // x
+	VBROADCASTSS vconst<>+44(SB), Y1
+	VANDPS       Y1, Y0, Y1            // |x|
+	VBROADCASTSS vconst<>+48(SB), Y2
+	VMULPS       Y2, Y1, Y2            // z = |x|/√2
+	VBROADCASTSS vconst<>+52(SB), Y3
+	VFMADD213PS  Y12, Y2, Y3           // 1 + p·z
+	VDIVPS       Y3, Y12, Y3           // t = 1/(1 + p·z)
+	VBROADCASTSS vconst<>+56(SB), Y4
+	VBROADCASTSS vconst<>+60(SB), Y5
+	VFMADD213PS  Y5, Y3, Y4
+	VBROADCASTSS vconst<>+64(SB), Y5
+	VFMADD213PS  Y5, Y3, Y4
+	VBROADCASTSS vconst<>+68(SB), Y5
+	VFMADD213PS  Y5, Y3, Y4
+	VBROADCASTSS vconst<>+72(SB), Y5
+	VFMADD213PS  Y5, Y3, Y4
+	VMULPS       Y3, Y4, Y4            // poly(t)·t
+	VMULPS       Y2, Y2, Y5
+	VXORPS       Y6, Y6, Y6
+	VSUBPS       Y5, Y6, Y5            // -z²
+	EXP8(Y5)
+	VFNMADD213PS Y12, Y5, Y4           // y = 1 - poly·exp(-z²)
+	VFMADD213PS  Y0, Y1, Y4            // x + |x|·y
+	VBROADCASTSS vconst<>+16(SB), Y5
+	VMULPS       Y5, Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          geluloop
+
+geludone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package embed
+
+func expScaled(x []float32, scale, shift float32) {
+	for i, z := range x {
+		x[i] = expf(z*scale - shift)
+	}
+}
+
+func geluSlice(x []float32) {
+	for i, z := range x {
+		x[i] = geluErf(z)
+	}
+}
