@@ -102,7 +102,7 @@ func (s *hfServer) requestsFor(file string) []*http.Request {
 	defer s.mu.Unlock()
 	var out []*http.Request
 	for _, r := range s.requests {
-		if strings.HasSuffix(r.URL.Path, "/"+file) {
+		if strings.HasSuffix(r.URL.Path, "/"+s.rev+"/"+file) || r.URL.Path == "/cdn/"+file {
 			out = append(out, r)
 		}
 	}
