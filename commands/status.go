@@ -1,0 +1,140 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/recallhq/recall/engine"
+)
+
+// StatusParams: status takes none.
+type StatusParams struct{}
+
+// Validate checks nothing.
+func (*StatusParams) Validate() error { return nil }
+
+// SyncParams are the params of `sync`.
+type SyncParams struct {
+	Force bool `json:"force,omitempty" flag:"force" help:"re-read every session (rebuild the index content)"`
+}
+
+// Validate checks nothing.
+func (*SyncParams) Validate() error { return nil }
+
+// ExportParams are the params of `export`.
+type ExportParams struct {
+	Session string `json:"session" arg:"1" help:"the session id (ses_...)"`
+	Format  string `json:"format,omitempty" flag:"format" help:"chatml (default), markdown or jsonl"`
+	Output  string `json:"output,omitempty" flag:"o" help:"write to this file (default: stdout)"`
+}
+
+// Validate checks the params.
+func (p *ExportParams) Validate() error {
+	if p.Session == "" {
+		return &ParamError{Field: "session", Msg: "is required; see `recall sessions` for ids"}
+	}
+	return checkEnum("format", p.Format, "chatml", "markdown", "jsonl")
+}
+
+// ExportResult says where an export went.
+type ExportResult struct {
+	Session string `json:"session"`
+	Output  string `json:"output"`
+	Bytes   int64  `json:"bytes"`
+}
+
+func init() {
+	register(&Command{
+		Name: "status", Summary: "the history being read, its storage eras, index counts and freshness",
+		Doors: CLI | Server, Sync: true,
+		NewParams: func() Params { return &StatusParams{} },
+		Run: func(ctx context.Context, env *Env, _ Params) (any, error) {
+			return env.Engine.Status(ctx)
+		},
+		Print: func(w io.Writer, result any) error {
+			st := result.(engine.Status)
+			demo := ""
+			if st.Demo {
+				demo = " (bundled demo history)"
+			}
+			fmt.Fprintf(w, "source:   %s%s\neras:     %s\nindex:    %s (%d KiB, schema %d)\n", st.Source, demo,
+				strings.Join(st.Eras, ", "), st.Index, st.IndexBytes/1024, st.Schema)
+			fmt.Fprintf(w, "content:  %d sessions, %d messages, %d parts, %d search documents\n", st.Sessions, st.Messages, st.Parts, st.Documents)
+			fmt.Fprintf(w, "synced:   %s (stale: %v)\n", st.Freshness.SyncedAt, st.Freshness.Stale)
+			return nil
+		},
+	})
+	register(&Command{
+		Name: "sync", Summary: "bring the index up to date with the history (idle when nothing changed)",
+		Doors:     CLI | Server,
+		NewParams: func() Params { return &SyncParams{} },
+		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
+			opts := engine.SyncOptions{Force: p.(*SyncParams).Force}
+			if env.Progress != nil {
+				opts.Progress = func(sp engine.SyncProgress) { env.Progress(sp.Done, sp.Total) }
+			}
+			return env.Engine.Sync(ctx, opts)
+		},
+		Print: func(w io.Writer, result any) error {
+			r := result.(engine.SyncResult)
+			if r.Idle {
+				_, err := fmt.Fprintf(w, "index up to date (%d ms)\n", r.TookMS)
+				return err
+			}
+			_, err := fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
+				r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
+			return err
+		},
+	})
+	register(&Command{
+		Name: "export", Summary: "write a whole session as ChatML, markdown or JSON lines",
+		Doors: CLI, Sync: true, // writes files: never reachable over JSON-RPC
+		NewParams: func() Params { return &ExportParams{} },
+		Run:       runExport,
+		Print: func(w io.Writer, result any) error {
+			r := result.(ExportResult)
+			if r.Output == "" {
+				return nil
+			}
+			_, err := fmt.Fprintf(w, "wrote %s (%d bytes)\n", r.Output, r.Bytes)
+			return err
+		},
+	})
+}
+
+// runExport writes the named file only: created fresh through a temporary
+// file in the same directory and renamed, so a failed export leaves nothing
+// half-written.
+func runExport(ctx context.Context, env *Env, p Params) (any, error) {
+	ep := p.(*ExportParams)
+	params := engine.ExportParams{SessionID: ep.Session, Format: ep.Format}
+	if ep.Output == "" || ep.Output == "-" {
+		out := env.Stdout
+		if out == nil {
+			out = io.Discard
+		}
+		return ExportResult{Session: ep.Session}, env.Engine.Export(ctx, params, out)
+	}
+	path := engine.ExportPath(ep.Output)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".recall-export-*")
+	if err != nil {
+		return nil, fmt.Errorf("export to %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := env.Engine.Export(ctx, params, tmp); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	st, _ := tmp.Stat()
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("export to %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("export to %s: %w", path, err)
+	}
+	return ExportResult{Session: ep.Session, Output: path, Bytes: st.Size()}, nil
+}

@@ -1,0 +1,280 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/recallhq/recall/engine/query"
+)
+
+// Filter restricts which documents a search may return. Zero values mean
+// no restriction.
+type Filter struct {
+	Directory      string   // session directory prefix (path-boundary aware)
+	After, Before  int64    // document time bounds, Unix ms
+	Roles          []string // user | assistant
+	Kinds          []string
+	Tools          []string
+	Session        string // this session and its subagents
+	ExcludeRoot    string // leave out this session family (root id)
+	ExcludeSession string // and this exact session (it may not be indexed yet)
+}
+
+// Candidate is a document that matched, with the fields ranking needs.
+type Candidate struct {
+	DocRID    int64
+	PartRID   int64
+	SessionID string
+	RootID    string
+	MessageID string
+	PartID    string
+	MsgOrd    int
+	Kind      string
+	Role      string
+	Tool      string
+	Synthetic bool
+	Time      int64
+	Directory string
+	BM25      float64 // FTS5 bm25: lower is better
+}
+
+// Alternatives is, per query term, the extra tokens that count as that term
+// (typo corrections, a split of a glued word as a phrase).
+type Alternatives map[string][]string
+
+// MatchExpr compiles a parsed query into an FTS5 MATCH expression. Every
+// token is quoted, so no user text can be FTS syntax. Free terms are ORed
+// (ranking rewards documents that match more of them); phrases must match
+// in order; exclusions are NOTed. It returns "" when nothing is left.
+func MatchExpr(q query.Query, alts Alternatives) string {
+	var any []string
+	terms := q.Terms
+	useStop := true
+	for _, t := range terms {
+		if !t.Stop {
+			useStop = false
+			break
+		}
+	}
+	for _, t := range terms {
+		if t.Stop && !useStop {
+			continue
+		}
+		any = append(any, termExpr(t, alts))
+	}
+	for _, p := range q.Phrases {
+		any = append(any, phraseExpr(p.Tokens))
+	}
+	if len(any) == 0 {
+		return ""
+	}
+	expr := strings.Join(any, " OR ")
+	var not []string
+	for _, t := range q.ExcludeTerms {
+		not = append(not, termExpr(t, nil))
+	}
+	for _, p := range q.ExcludePhrases {
+		not = append(not, phraseExpr(p.Tokens))
+	}
+	if len(not) > 0 {
+		expr = "(" + expr + ") NOT (" + strings.Join(not, " OR ") + ")"
+	}
+	return expr
+}
+
+// termExpr: a compound matches its whole form or its parts in sequence.
+func termExpr(t query.Term, alts Alternatives) string {
+	opts := []string{quote(t.Key())}
+	if len(t.Tokens) > 1 {
+		opts = append(opts, phraseExpr(t.Tokens[1:]))
+	}
+	for _, a := range alts[t.Key()] {
+		opts = append(opts, phraseExpr(strings.Fields(a)))
+	}
+	if len(opts) == 1 {
+		return opts[0]
+	}
+	return "(" + strings.Join(opts, " OR ") + ")"
+}
+
+func phraseExpr(toks []string) string {
+	q := make([]string, len(toks))
+	for i, t := range toks {
+		q[i] = strings.ReplaceAll(t, `"`, "")
+	}
+	return `"` + strings.Join(q, " ") + `"`
+}
+
+func quote(tok string) string { return `"` + strings.ReplaceAll(tok, `"`, "") + `"` }
+
+// where renders the filter as SQL over docs alias d.
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	if f.Directory != "" {
+		dir := strings.TrimRight(f.Directory, "/")
+		conds = append(conds, `(d.directory = ? OR substr(d.directory, 1, ?) = ?)`)
+		args = append(args, dir, len(dir)+1, dir+"/")
+	}
+	if f.After != 0 {
+		conds = append(conds, `d.time >= ?`)
+		args = append(args, f.After)
+	}
+	if f.Before != 0 {
+		conds = append(conds, `d.time < ?`)
+		args = append(args, f.Before)
+	}
+	in := func(col string, vals []string) {
+		if len(vals) == 0 {
+			return
+		}
+		conds = append(conds, col+` IN (`+strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",")+`)`)
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	in("d.role", f.Roles)
+	in("d.kind", f.Kinds)
+	in("d.tool", f.Tools)
+	if f.Session != "" {
+		conds = append(conds, `(d.session_id = ? OR d.session_id IN (SELECT id FROM sessions WHERE parent_id = ?))`)
+		args = append(args, f.Session, f.Session)
+	}
+	if f.ExcludeRoot != "" {
+		conds = append(conds, `d.root_id <> ?`)
+		args = append(args, f.ExcludeRoot)
+	}
+	if f.ExcludeSession != "" {
+		conds = append(conds, `d.session_id <> ? AND d.root_id <> ?`)
+		args = append(args, f.ExcludeSession, f.ExcludeSession)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(conds, " AND "), args
+}
+
+const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id, d.part_id, d.msg_ord, d.kind, d.role, d.tool, d.synthetic, d.time, d.directory`
+
+// Match returns up to limit documents matching expr under f, best BM25
+// first. Weights favour short, focused documents a little less than FTS5's
+// default (b = 0.75 is kept; k1 default).
+func (ix *Index) Match(ctx context.Context, expr string, f Filter, limit int) ([]Candidate, error) {
+	where, args := f.where()
+	q := `SELECT ` + candidateCols + `, bm25(docs_fts) AS score
+		FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
+		WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`
+	all := append([]any{expr}, args...)
+	all = append(all, limit)
+	rows, err := ix.db.QueryContext(ctx, q, all...)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	defer rows.Close()
+	var out []Candidate
+	for rows.Next() {
+		var c Candidate
+		if err := rows.Scan(&c.DocRID, &c.PartRID, &c.SessionID, &c.RootID, &c.MessageID, &c.PartID, &c.MsgOrd,
+			&c.Kind, &c.Role, &c.Tool, &c.Synthetic, &c.Time, &c.Directory, &c.BM25); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Recent returns the newest documents under f (an empty query).
+func (ix *Index) Recent(ctx context.Context, f Filter, limit int) ([]Candidate, error) {
+	where, args := f.where()
+	q := `SELECT ` + candidateCols + `, 0 FROM docs d WHERE d.kind IN ('text','title','subtask')` + where +
+		` ORDER BY d.time DESC, d.rid DESC LIMIT ?`
+	rows, err := ix.db.QueryContext(ctx, q, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("list recent activity: %w", err)
+	}
+	defer rows.Close()
+	var out []Candidate
+	for rows.Next() {
+		var c Candidate
+		if err := rows.Scan(&c.DocRID, &c.PartRID, &c.SessionID, &c.RootID, &c.MessageID, &c.PartID, &c.MsgOrd,
+			&c.Kind, &c.Role, &c.Tool, &c.Synthetic, &c.Time, &c.Directory, &c.BM25); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// DocText returns the text each document was indexed from (bounded), by
+// document rid. Snippets and re-ranking read it.
+func (ix *Index) DocText(ctx context.Context, rids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(rids))
+	if len(rids) == 0 {
+		return out, nil
+	}
+	q := `SELECT d.rid, d.kind, d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''), coalesce(p.input,''),
+		coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
+		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.rid IN (` +
+		strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",") + `)`
+	args := make([]any, len(rids))
+	for i, r := range rids {
+		args[i] = r
+	}
+	rows, err := ix.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rid int64
+		var kind, dtext, text, tool, title, input, output, errText, paths string
+		if err := rows.Scan(&rid, &kind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+			return nil, err
+		}
+		if dtext != "" {
+			out[rid] = dtext
+			continue
+		}
+		switch kind {
+		case "tool":
+			out[rid] = ToolDocText(tool, title, input)
+		case "output":
+			out[rid] = output
+			if out[rid] == "" {
+				out[rid] = errText
+			}
+		case "patch":
+			out[rid] = paths
+		default:
+			out[rid] = text
+		}
+	}
+	return out, rows.Err()
+}
+
+// Vocabulary returns every indexed term with its document frequency.
+func (ix *Index) Vocabulary(ctx context.Context) (terms []string, df []int, err error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT term, df FROM vocab`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read vocabulary: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, nil, err
+		}
+		terms = append(terms, t)
+		df = append(df, n)
+	}
+	return terms, df, rows.Err()
+}
+
+// DocCount is the number of search documents.
+func (ix *Index) DocCount(ctx context.Context) (int, error) {
+	var n int
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,153 @@
+package index
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/recallhq/recall/engine/model"
+)
+
+// Bounds on what the index keeps of one part. OpenCode itself caps tool
+// output near 50 KB; a 50 MB output from a custom tool must not blow up the
+// index or a read window, so long texts keep their head and tail and the
+// original length is stored beside them.
+const (
+	OutputHead = 12 << 10 // bytes kept from the start of a tool output
+	OutputTail = 4 << 10  // bytes kept from its end
+	TextHead   = 48 << 10 // prose and reasoning: bytes kept from the start
+	TextTail   = 8 << 10  // and from the end
+)
+
+// TruncationMark separates the head and tail of a bounded text.
+const TruncationMark = "\n…[truncated]…\n"
+
+// Bound returns s cut to head+tail bytes (on rune boundaries) with a
+// TruncationMark between them, and whether it cut anything.
+func Bound(s string, head, tail int) (string, bool) {
+	if len(s) <= head+tail+len(TruncationMark) {
+		return s, false
+	}
+	h := head
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	t := len(s) - tail
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return s[:h] + TruncationMark + s[t:], true
+}
+
+// InputText renders a tool input (compact JSON) as the words worth
+// searching: every string value, keys dropped, one per line.
+func InputText(input string) string {
+	if input == "" || input[0] != '{' {
+		return input
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(input), &m) != nil {
+		return input
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			ks := make([]string, 0, len(x))
+			for k := range x {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				walk(x[k])
+			}
+		case float64, bool:
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(strings.TrimSpace(strings.Trim(string(mustMarshal(x)), `"`)))
+		}
+	}
+	for _, k := range keys {
+		walk(m[k])
+	}
+	return b.String()
+}
+
+func mustMarshal(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// ToolDocText is the searchable text of a tool call's input side: its name,
+// title and input values.
+func ToolDocText(tool, title, input string) string {
+	var b strings.Builder
+	b.WriteString(tool)
+	if title != "" {
+		b.WriteByte('\n')
+		b.WriteString(title)
+	}
+	if in := InputText(input); in != "" {
+		b.WriteByte('\n')
+		b.WriteString(in)
+	}
+	return b.String()
+}
+
+// Doc fields: which column of a part a search document was made from.
+const (
+	FieldText   = "text"
+	FieldInput  = "input"
+	FieldOutput = "output"
+	FieldPaths  = "paths"
+	FieldTitle  = "title"
+)
+
+// docSpec is one search document a part yields.
+type docSpec struct {
+	kind  model.Kind
+	field string
+	text  string
+}
+
+// partDocs lists the search documents of a stored part. What is left out on
+// purpose: step bookkeeping and snapshots (never stored), compaction markers
+// and agent mentions (no words worth finding).
+func partDocs(p *storedPart) []docSpec {
+	switch p.Kind {
+	case model.KindText, model.KindReasoning, model.KindSubtask, model.KindFile, model.KindSummary:
+		if strings.TrimSpace(p.Text) == "" {
+			return nil
+		}
+		return []docSpec{{p.Kind, FieldText, p.Text}}
+	case model.KindTool:
+		docs := []docSpec{{model.KindTool, FieldInput, ToolDocText(p.Tool, p.Title, p.Input)}}
+		if out := p.OutputOrError(); strings.TrimSpace(out) != "" {
+			docs = append(docs, docSpec{model.KindOutput, FieldOutput, out})
+		}
+		return docs
+	case model.KindPatch:
+		if len(p.Paths) == 0 {
+			return nil
+		}
+		return []docSpec{{model.KindPatch, FieldPaths, strings.Join(p.Paths, "\n")}}
+	}
+	return nil
+}

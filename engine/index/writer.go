@@ -1,0 +1,293 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/tokens"
+)
+
+// storedPart is a part as the index keeps it (bounded texts).
+type storedPart struct {
+	model.Part
+	TextLen   int
+	OutputLen int
+}
+
+// OutputOrError is what a tool call produced: its output, else its error.
+func (p *storedPart) OutputOrError() string {
+	if p.Output != "" {
+		return p.Output
+	}
+	return p.Error
+}
+
+// SessionMeta is what a sync computes about a session beyond its row.
+type SessionMeta struct {
+	RootID string
+	Stamp  string
+	Now    int64
+}
+
+// Writer writes sessions inside one transaction. Hold the WriterLock first.
+type Writer struct {
+	ix    *Index
+	tx    *sql.Tx
+	vocab map[string]int // df deltas, flushed on Commit
+
+	insMsg, insPart, insDoc, insFTS *sql.Stmt
+}
+
+// BeginWrite starts a write transaction.
+func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin index write: %w", err)
+	}
+	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}}
+	prep := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = tx.PrepareContext(ctx, q)
+		return st
+	}
+	w.insMsg = prep(`INSERT INTO messages(id, session_id, ord, role, created, completed, agent, model, finish, error, summary, parent_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+	w.insPart = prep(`INSERT INTO parts(id, session_id, message_id, msg_ord, ord, type, kind, synthetic, text, text_len, tool, call_id,
+		status, title, input, output, output_len, error, truncated, compacted, exit_code, paths, created)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	w.insDoc = prep(`INSERT INTO docs(part_rid, session_id, root_id, message_id, part_id, msg_ord, kind, role, tool, synthetic, time, directory, text)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	w.insFTS = prep(`INSERT INTO docs_fts(rowid, body) VALUES (?, ?)`)
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("prepare index write: %w", err)
+	}
+	return w, nil
+}
+
+// Rollback abandons the transaction.
+func (w *Writer) Rollback() { w.tx.Rollback() }
+
+// Commit flushes vocabulary counts and commits.
+func (w *Writer) Commit(ctx context.Context) error {
+	if len(w.vocab) > 0 {
+		up, err := w.tx.PrepareContext(ctx, `INSERT INTO vocab(term, df) VALUES (?, ?)
+			ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`)
+		if err != nil {
+			w.tx.Rollback()
+			return fmt.Errorf("update vocabulary: %w", err)
+		}
+		for term, d := range w.vocab {
+			if d == 0 {
+				continue
+			}
+			if _, err := up.ExecContext(ctx, term, d); err != nil {
+				w.tx.Rollback()
+				return fmt.Errorf("update vocabulary: %w", err)
+			}
+		}
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM vocab WHERE df <= 0`); err != nil {
+			w.tx.Rollback()
+			return fmt.Errorf("update vocabulary: %w", err)
+		}
+	}
+	if err := w.tx.Commit(); err != nil {
+		return fmt.Errorf("commit index write: %w", err)
+	}
+	return nil
+}
+
+// DeleteSession removes a session's rows, documents and vocabulary counts.
+func (w *Writer) DeleteSession(ctx context.Context, id string) error {
+	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
+		coalesce(p.input,''), coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
+		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.session_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	var rids []int64
+	for rows.Next() {
+		var rid int64
+		var kind, dtext, text, tool, title, input, output, errText, paths string
+		if err := rows.Scan(&rid, &kind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+			rows.Close()
+			return err
+		}
+		rids = append(rids, rid)
+		body := dtext
+		if body == "" {
+			p := storedPart{Part: model.Part{Kind: model.Kind(kind), Text: text, Tool: tool, Title: title, Input: input, Output: output, Error: errText}}
+			if paths != "" {
+				p.Paths = strings.Split(paths, "\n")
+			}
+			for _, d := range partDocs(&p) {
+				if d.kind == model.Kind(kind) {
+					body = d.text
+				}
+			}
+		}
+		w.countTerms(body, -1)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, rid := range rids {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, rid); err != nil {
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM docs WHERE session_id = ?`,
+		`DELETE FROM parts WHERE session_id = ?`,
+		`DELETE FROM messages WHERE session_id = ?`,
+		`DELETE FROM file_touches WHERE session_id = ?`,
+		`DELETE FROM sessions WHERE id = ?`,
+	} {
+		if _, err := w.tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// countTerms adjusts document frequencies for the distinct terms of text.
+func (w *Writer) countTerms(text string, delta int) {
+	seen := map[string]bool{}
+	tokens.Each(text, func(t tokens.Token) {
+		if !seen[t.Text] {
+			seen[t.Text] = true
+			w.vocab[t.Text] += delta
+		}
+	})
+}
+
+// body renders a document's FTS token stream.
+func body(text string) string {
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/4)
+	tokens.Each(text, func(t tokens.Token) {
+		b.WriteString(t.Text)
+		b.WriteByte(' ')
+	})
+	return b.String()
+}
+
+func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText, text string) error {
+	res, err := w.insDoc.ExecContext(ctx, partRID, s.ID, root, msgID, partID, msgOrd, string(kind), role, tool, b2i(synthetic), t, s.Directory, storeText)
+	if err != nil {
+		return fmt.Errorf("index document: %w", err)
+	}
+	rid, _ := res.LastInsertId()
+	if _, err := w.insFTS.ExecContext(ctx, rid, body(text)); err != nil {
+		return fmt.Errorf("index document: %w", err)
+	}
+	w.countTerms(text, +1)
+	return nil
+}
+
+// SessionCounts accumulates a session's listing counts while its messages
+// are written.
+type SessionCounts struct {
+	Messages, Turns, ToolCalls int
+	FirstPrompt                string
+	LastTime                   int64
+}
+
+// PutMessage writes one message, its parts and their documents.
+func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, ord int, m *model.Message, c *SessionCounts) error {
+	if _, err := w.insMsg.ExecContext(ctx, m.ID, s.ID, ord, m.Role, m.Created, m.Completed, m.Agent, m.Model,
+		m.Finish, m.Error, b2i(m.Summary), m.ParentID); err != nil {
+		return fmt.Errorf("index message %s: %w", m.ID, err)
+	}
+	c.Messages++
+	if m.Created > c.LastTime {
+		c.LastTime = m.Created
+	}
+	userTurn := false
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if m.Summary && p.Kind == model.KindText {
+			p.Kind = model.KindSummary
+		}
+		sp := storedPart{Part: *p, TextLen: len(p.Text), OutputLen: len(p.OutputOrErrorRaw())}
+		sp.Text, _ = Bound(p.Text, TextHead, TextTail)
+		sp.Output, _ = Bound(p.Output, OutputHead, OutputTail)
+		sp.Error, _ = Bound(p.Error, OutputHead, OutputTail)
+		sp.Input, _ = Bound(p.Input, TextHead, TextTail)
+		var exit any
+		if p.ExitCode != nil {
+			exit = *p.ExitCode
+		}
+		res, err := w.insPart.ExecContext(ctx, p.ID, s.ID, m.ID, ord, i, p.Type, string(sp.Kind), b2i(p.Synthetic),
+			sp.Text, sp.TextLen, p.Tool, p.CallID, p.Status, p.Title, sp.Input, sp.Output, sp.OutputLen, sp.Error,
+			b2i(p.Truncated), b2i(p.Compacted), exit, strings.Join(p.Paths, "\n"), p.Created)
+		if err != nil {
+			return fmt.Errorf("index part %s: %w", p.ID, err)
+		}
+		rid, _ := res.LastInsertId()
+		t := p.Created
+		if t == 0 {
+			t = m.Created
+		}
+		for _, d := range partDocs(&sp) {
+			// Part-backed documents store no text of their own: snippets
+			// are cut from the part row.
+			if err := w.addDoc(ctx, rid, s, root, m.ID, p.ID, ord, d.kind, m.Role, p.Tool, p.Synthetic, t, "", d.text); err != nil {
+				return err
+			}
+		}
+		for _, path := range p.Paths {
+			if _, err := w.tx.ExecContext(ctx, `INSERT INTO file_touches(path, session_id, root_id, time) VALUES (?,?,?,?)
+				ON CONFLICT(path, session_id) DO UPDATE SET time = max(time, excluded.time)`, path, s.ID, root, t); err != nil {
+				return fmt.Errorf("index file path: %w", err)
+			}
+		}
+		if p.Kind == model.KindTool {
+			c.ToolCalls++
+		}
+		if m.Role == "user" && p.Kind == model.KindText && !p.Synthetic {
+			userTurn = true
+			if c.FirstPrompt == "" {
+				c.FirstPrompt, _ = Bound(p.Text, 400, 0)
+			}
+		}
+	}
+	if userTurn {
+		c.Turns++
+	}
+	return nil
+}
+
+// PutSession writes the session row and its title document (after its
+// messages, so the counts are known).
+func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionMeta, c SessionCounts) error {
+	updated := s.Updated
+	if c.LastTime > updated {
+		updated = c.LastTime
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions(id, root_id, parent_id, project_id, directory, title, slug, agent, version, era,
+		created, updated, archived, messages, turns, tool_calls, first_prompt, stamp, indexed_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		s.ID, meta.RootID, s.ParentID, s.ProjectID, s.Directory, s.Title, s.Slug, s.Agent, s.Version, s.Era,
+		s.Created, updated, s.Archived, c.Messages, c.Turns, c.ToolCalls, c.FirstPrompt, meta.Stamp, meta.Now); err != nil {
+		return fmt.Errorf("index session %s: %w", s.ID, err)
+	}
+	if strings.TrimSpace(s.Title) != "" {
+		return w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, s.Title)
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,124 @@
+// Package query parses what a user types into a small AST: free terms,
+// "quoted phrases" and -exclusions, each already split into the code-aware
+// tokens the index holds. Nothing here builds SQL; the index compiles the AST.
+package query
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/recallhq/recall/engine/tokens"
+)
+
+// MaxTerms bounds how many terms a query may carry into the index; the rest
+// are ignored (a pasted stack trace should not become a 500-way OR).
+const MaxTerms = 24
+
+// Term is one unit the user typed: a word, an identifier, a path.
+type Term struct {
+	Raw    string   // as typed
+	Tokens []string // its index tokens: the whole form first for compounds
+	Stop   bool     // a stopword: only used when nothing else is left
+}
+
+// Key is the token that stands for the term: the whole form of a compound.
+func (t Term) Key() string {
+	if len(t.Tokens) == 0 {
+		return ""
+	}
+	return t.Tokens[0]
+}
+
+// Phrase is a quoted run of text, matched token by token in order.
+type Phrase struct {
+	Raw    string
+	Tokens []string
+}
+
+// Query is a parsed search query.
+type Query struct {
+	Raw            string
+	Terms          []Term
+	Phrases        []Phrase
+	ExcludeTerms   []Term
+	ExcludePhrases []Phrase
+}
+
+// Empty reports a query with nothing to match (it lists recent activity).
+func (q Query) Empty() bool { return len(q.Terms) == 0 && len(q.Phrases) == 0 }
+
+// Parse parses raw. It never fails: unbalanced quotes close at the end,
+// operators and punctuation that mean nothing to us are ordinary text.
+func Parse(raw string) Query {
+	q := Query{Raw: raw}
+	s := strings.TrimSpace(raw)
+	for len(s) > 0 {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		if s == "" {
+			break
+		}
+		neg := false
+		if s[0] == '-' && len(s) > 1 && !unicode.IsSpace(rune(s[1])) && s[1] != '-' {
+			neg = true
+			s = s[1:]
+		}
+		if s[0] == '"' {
+			end := strings.IndexByte(s[1:], '"')
+			var body string
+			if end < 0 {
+				body, s = s[1:], ""
+			} else {
+				body, s = s[1:1+end], s[2+end:]
+			}
+			p := Phrase{Raw: body, Tokens: tokens.Terms(body)}
+			if len(p.Tokens) == 0 {
+				continue
+			}
+			if neg {
+				q.ExcludePhrases = append(q.ExcludePhrases, p)
+			} else {
+				q.Phrases = append(q.Phrases, p)
+			}
+			continue
+		}
+		end := strings.IndexFunc(s, unicode.IsSpace)
+		var word string
+		if end < 0 {
+			word, s = s, ""
+		} else {
+			word, s = s[:end], s[end:]
+		}
+		for _, t := range splitWord(word) {
+			if neg {
+				q.ExcludeTerms = append(q.ExcludeTerms, t)
+			} else if len(q.Terms) < MaxTerms {
+				q.Terms = append(q.Terms, t)
+			}
+		}
+	}
+	return q
+}
+
+// splitWord turns one whitespace-separated word into terms: usually one
+// (a compound keeps its parts together), several when the word held
+// unrelated pieces glued by punctuation the tokenizer does not join on
+// (`"users_email_key"`, `(foo,bar)`).
+func splitWord(word string) []Term {
+	var out []Term
+	groupEnd := -1 // end of the compound whose parts are being collected
+	for _, tok := range tokens.Split(word) {
+		if tok.Whole || tok.Start >= groupEnd {
+			out = append(out, Term{Raw: word[tok.Start:tok.End]})
+			groupEnd = -1
+			if tok.Whole {
+				groupEnd = tok.End
+			}
+		}
+		t := &out[len(out)-1]
+		t.Tokens = append(t.Tokens, tok.Text)
+	}
+	for i := range out {
+		out[i].Stop = len(out[i].Tokens) == 1 && tokens.Stopwords[out[i].Tokens[0]]
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package query
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	q := Parse(`ErrEmailTaken "too many clients" -lazy_static -"plain backoff" the`)
+	if len(q.Terms) != 2 || q.Terms[0].Key() != "err_email_taken" || !q.Terms[1].Stop {
+		t.Fatalf("terms: %+v", q.Terms)
+	}
+	if !reflect.DeepEqual(q.Phrases[0].Tokens, []string{"too", "many", "clients"}) {
+		t.Fatalf("phrase: %+v", q.Phrases)
+	}
+	if q.ExcludeTerms[0].Key() != "lazy_static" || q.ExcludePhrases[0].Raw != "plain backoff" {
+		t.Fatalf("exclusions: %+v %+v", q.ExcludeTerms, q.ExcludePhrases)
+	}
+}
+
+func TestParseOddInput(t *testing.T) {
+	for _, in := range []string{`"unclosed`, `-`, `--`, `""`, `NEAR(a b)`, `a AND OR NOT b*`, `"`, `-"`, `(foo,bar)`, "\x00\xff"} {
+		q := Parse(in) // must not panic
+		for _, term := range q.Terms {
+			if len(term.Tokens) == 0 {
+				t.Errorf("%q: empty term", in)
+			}
+		}
+	}
+	q := Parse(`"users_email_key"`)
+	if len(q.Phrases) != 1 || q.Phrases[0].Tokens[0] != "users_email_key" {
+		t.Fatalf("%+v", q)
+	}
+	q = Parse(`(foo,bar)`)
+	if len(q.Terms) != 2 {
+		t.Fatalf("want 2 terms, got %+v", q.Terms)
+	}
+}

@@ -1,0 +1,245 @@
+package rank
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// Term is one query term as ranking sees it.
+type Term struct {
+	Needles []string // lowercase stems to find in text; any one matches
+	Parts   []string // a compound's parts: all must appear (when no needle does)
+	Weight  float64  // idf-like weight
+}
+
+// Item is one candidate document.
+type Item struct {
+	Root      string // session family
+	Kind      string
+	Role      string
+	Synthetic bool
+	Time      int64
+	BM25      float64 // lower is better (FTS5)
+	Vector    float64 // cosine similarity, 0 when absent
+	Text      string
+	Score     float64 // output
+	Matched   []bool  // output: per term
+}
+
+// Kind priors: how much a match in each kind of document is worth relative
+// to prose. Set by the public eval (make eval): tool outputs and attached
+// files are long and mention many things in passing, so a match there says
+// less about what a session was about than a match in what someone wrote.
+var kindPrior = map[string]float64{
+	"title": 1.0, "text": 1.0, "reasoning": 0.95, "subtask": 1.0, "summary": 0.8,
+	"tool": 0.9, "output": 0.8, "patch": 0.9, "file": 0.7, "other": 0.5,
+}
+
+// syntheticPrior scales text OpenCode inserted itself (file dumps, shell
+// notices): it was not written by anyone.
+const syntheticPrior = 0.6
+
+// Weights of the document score (tuned on the public eval).
+const (
+	weightBM25     = 0.35 // normalised FTS5 BM25
+	weightCoverage = 0.65 // share of the query's (idf-weighted) terms present
+	phraseBonus    = 0.25 // the whole multi-word query appears verbatim
+	familyCoverage = 0.35 // a family covering more query terms across documents
+)
+
+// Score scores items in place for terms; phrase is the normalised query
+// text for the verbatim bonus ("" for single terms).
+func Score(items []Item, terms []Term, phrase string) {
+	best := 0.0
+	for i := range items {
+		if b := -items[i].BM25; b > best {
+			best = b
+		}
+	}
+	total := 0.0
+	for _, t := range terms {
+		total += t.Weight
+	}
+	for i := range items {
+		it := &items[i]
+		lower := asciiLower(it.Text)
+		it.Matched = make([]bool, len(terms))
+		cov := 0.0
+		for j, t := range terms {
+			if termIn(it.Text, lower, t) {
+				it.Matched[j] = true
+				cov += t.Weight
+			}
+		}
+		if total > 0 {
+			cov /= total
+		}
+		bm := 0.0
+		if best > 0 {
+			bm = -it.BM25 / best
+		}
+		s := weightBM25*bm + weightCoverage*math.Pow(cov, 1.5)
+		if phrase != "" && strings.Contains(collapseSpace(lower), phrase) {
+			s += phraseBonus
+		}
+		prior := kindPrior[it.Kind]
+		if prior == 0 {
+			prior = 0.5
+		}
+		if it.Synthetic {
+			prior *= syntheticPrior
+		}
+		it.Score = s * prior
+	}
+}
+
+// Families orders session families by their best document plus how much of
+// the query the family covers across all its documents, and returns the
+// families best first with their items best first.
+func Families(items []Item, terms []Term) [][]int {
+	type fam struct {
+		idx     []int
+		best    float64
+		matched []bool
+	}
+	byRoot := map[string]*fam{}
+	var order []*fam
+	for i, it := range items {
+		f := byRoot[it.Root]
+		if f == nil {
+			f = &fam{matched: make([]bool, len(terms))}
+			byRoot[it.Root] = f
+			order = append(order, f)
+		}
+		f.idx = append(f.idx, i)
+		if it.Score > f.best {
+			f.best = it.Score
+		}
+		for j, m := range it.Matched {
+			if m {
+				f.matched[j] = true
+			}
+		}
+	}
+	total := 0.0
+	for _, t := range terms {
+		total += t.Weight
+	}
+	score := map[*fam]float64{}
+	for _, f := range order {
+		cov := 0.0
+		for j, m := range f.matched {
+			if m {
+				cov += terms[j].Weight
+			}
+		}
+		if total > 0 {
+			cov /= total
+		}
+		score[f] = f.best + familyCoverage*cov*cov
+		sort.SliceStable(f.idx, func(a, b int) bool { return items[f.idx[a]].Score > items[f.idx[b]].Score })
+	}
+	sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })
+	out := make([][]int, len(order))
+	for i, f := range order {
+		out[i] = f.idx
+	}
+	return out
+}
+
+// termIn reports whether text holds the term: any needle at a word start,
+// or all of a compound's parts.
+func termIn(text, lower string, t Term) bool {
+	for _, n := range t.Needles {
+		if len(FindWord(text, lower, n, 1)) > 0 {
+			return true
+		}
+	}
+	if len(t.Parts) > 1 {
+		for _, p := range t.Parts {
+			if len(FindWord(text, lower, p, 1)) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// FindWord returns up to max byte offsets where needle starts a word in
+// text (lower is text ASCII-lowercased, same length). A word starts after a
+// non-alphanumeric byte, at a lower-to-upper case change (camelCase), or at
+// a letter/digit change.
+func FindWord(text, lower, needle string, max int) []int {
+	var out []int
+	if needle == "" {
+		return nil
+	}
+	from := 0
+	for from < len(lower) {
+		i := strings.Index(lower[from:], needle)
+		if i < 0 {
+			break
+		}
+		i += from
+		if wordStart(text, i) {
+			out = append(out, i)
+			if len(out) == max {
+				break
+			}
+		}
+		from = i + 1
+	}
+	return out
+}
+
+func wordStart(text string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	p, c := text[i-1], text[i]
+	if !isAlnum(p) {
+		return true
+	}
+	if isLowerASCII(p) && c >= 'A' && c <= 'Z' {
+		return true
+	}
+	return isDigit(p) != isDigit(c)
+}
+
+func isAlnum(b byte) bool      { return isDigit(b) || (b|0x20 >= 'a' && b|0x20 <= 'z') || b >= 0x80 }
+func isDigit(b byte) bool      { return b >= '0' && b <= '9' }
+func isLowerASCII(b byte) bool { return b >= 'a' && b <= 'z' }
+
+// asciiLower lowercases ASCII letters only, keeping byte offsets aligned
+// with the original text.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+// ASCIILower is asciiLower for other packages.
+func ASCIILower(s string) string { return asciiLower(s) }
+
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Stem strips a few English suffixes so "connection", "connections" and
+// "connected" find each other by prefix. It is deliberately crude: it only
+// decides what counts as present in a text, never what the index matches.
+func Stem(w string) string {
+	if len(w) <= 4 {
+		return w
+	}
+	for _, suf := range []string{"ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed", "es", "ly", "s", "e"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 4 {
+			return w[:len(w)-len(suf)]
+		}
+	}
+	return w
+}

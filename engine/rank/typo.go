@@ -1,0 +1,173 @@
+// Package rank scores search candidates: typo tolerance against the index
+// vocabulary, coverage of the query's terms, kind priors, per-session
+// diversity and (with an embedder) fusion with vector similarity.
+package rank
+
+import (
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sahilm/fuzzy"
+)
+
+// Vocab is the index vocabulary: raw (unstemmed) terms and how many
+// documents hold each.
+type Vocab struct {
+	terms []string
+	df    map[string]int
+	total int // documents (approximate: the largest df seen bounds nothing)
+}
+
+// NewVocab builds a vocabulary.
+func NewVocab(terms []string, df []int) *Vocab {
+	v := &Vocab{terms: terms, df: make(map[string]int, len(terms))}
+	for i, t := range terms {
+		v.df[t] = df[i]
+	}
+	return v
+}
+
+// DF is how many documents hold term (0 when unknown).
+func (v *Vocab) DF(term string) int { return v.df[term] }
+
+// Len is the vocabulary size.
+func (v *Vocab) Len() int { return len(v.terms) }
+
+// maxEdits is the typo budget by term length: short words are easy to turn
+// into other real words, so they get one edit; longer words two.
+func maxEdits(n int) int {
+	switch {
+	case n < 4:
+		return 0
+	case n < 8:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// maxCorrections bounds the alternatives one misspelt term adds.
+const maxCorrections = 3
+
+// Corrections proposes vocabulary terms for a term that matches nothing:
+// close spellings (Damerau-Levenshtein within maxEdits, so transpositions
+// like "shutdwon" count as one edit), terms the typed letters are a fuzzy
+// subsequence of ("conection" in "connection"), and a split of a glued word
+// into two known words ("statelock" -> "state lock", returned as a phrase).
+// The most frequent candidates at the smallest distance come first.
+func (v *Vocab) Corrections(term string) []string {
+	n := utf8.RuneCountInString(term)
+	budget := maxEdits(n)
+	if budget == 0 || strings.ContainsAny(term, "_0123456789") {
+		return nil
+	}
+	type cand struct {
+		term string
+		dist int
+		df   int
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	add := func(t string, d int) {
+		if !seen[t] {
+			seen[t] = true
+			cands = append(cands, cand{t, d, v.df[t]})
+		}
+	}
+	var near []string
+	for _, t := range v.terms {
+		m := utf8.RuneCountInString(t)
+		if m < n-budget || m > n+budget || strings.Contains(t, "_") {
+			continue
+		}
+		if d := damerau(term, t, budget); d <= budget {
+			add(t, d)
+		}
+		if m > n && m <= n+budget {
+			near = append(near, t)
+		}
+	}
+	// Subsequence matches catch dropped letters the edit budget already
+	// covers, and rank them by sahilm/fuzzy's contiguity score.
+	for _, m := range fuzzy.Find(term, near) {
+		if m.Score > 0 {
+			add(m.Str, len(m.Str)-n)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].dist != cands[j].dist {
+			return cands[i].dist < cands[j].dist
+		}
+		return cands[i].df > cands[j].df
+	})
+	var out []string
+	for _, c := range cands {
+		if len(out) == maxCorrections {
+			break
+		}
+		out = append(out, c.term)
+	}
+	if split := v.split(term); split != "" {
+		out = append(out, split)
+	}
+	return out
+}
+
+// split finds the best way to read term as two known words.
+func (v *Vocab) split(term string) string {
+	best, bestDF := "", 0
+	for i := 3; i <= len(term)-3; i++ {
+		a, b := term[:i], term[i:]
+		da, db := v.df[a], v.df[b]
+		if da == 0 || db == 0 {
+			continue
+		}
+		if m := min(da, db); m > bestDF {
+			best, bestDF = a+" "+b, m
+		}
+	}
+	return best
+}
+
+// damerau is the optimal-string-alignment distance between a and b, giving
+// up (returning limit+1) once it must exceed limit.
+func damerau(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if abs(len(ra)-len(rb)) > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

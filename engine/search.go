@@ -1,0 +1,424 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/query"
+	"github.com/recallhq/recall/engine/rank"
+)
+
+// Search budgets. Each is a named default a caller may lower.
+const (
+	// MaxCandidates bounds the documents BM25 hands to re-ranking; beyond a
+	// few hundred the extra ones never reach the first page.
+	MaxCandidates = 400
+	// MaxSearchLimit bounds the hits of one search.
+	MaxSearchLimit = 200
+	// DefaultPerSession is how many hits one session family may contribute
+	// when results are grouped (the default).
+	DefaultPerSession = 3
+	// DefaultSearchTimeout bounds a search's wall time; when it runs out the
+	// hits found so far are returned, marked partial.
+	DefaultSearchTimeout = 3 * time.Second
+)
+
+// SearchParams is one search.
+type SearchParams struct {
+	Query          string
+	Limit          int
+	Directory      string
+	After, Before  int64 // Unix ms; 0 = open
+	Roles          []string
+	Kinds          []string
+	Tools          []string
+	Session        string
+	ExcludeSession string
+	Group          string // "session" (default) or "none"
+	PerSession     int
+	Explain        bool
+	Mode           string // auto | lexical | semantic | hybrid
+	Timeout        time.Duration
+}
+
+// Hit is one search result.
+type Hit struct {
+	Cursor     string   `json:"cursor"`
+	SessionID  string   `json:"sessionId"`
+	MessageID  string   `json:"messageId"`
+	PartID     string   `json:"partId"`
+	Title      string   `json:"title"`
+	Directory  string   `json:"directory"`
+	Role       string   `json:"role"`
+	Kind       string   `json:"kind"`
+	Tool       string   `json:"tool"`
+	Time       string   `json:"time"`
+	Score      float64  `json:"score"`
+	Snippet    string   `json:"snippet"`
+	Highlights [][2]int `json:"highlights"`
+	Explain    *Explain `json:"explain,omitempty"`
+}
+
+// Explain tells why a hit ranked where it did.
+type Explain struct {
+	BM25    float64  `json:"bm25"`
+	Matched []string `json:"matched"`
+	Match   string   `json:"match"`
+}
+
+// Freshness says how current the index is.
+type Freshness struct {
+	SyncedAt string `json:"syncedAt,omitempty"`
+	Stale    bool   `json:"stale"`
+	Busy     bool   `json:"busy,omitempty"`
+}
+
+// SearchResult is what Search returns.
+type SearchResult struct {
+	Hits        []Hit     `json:"hits"`
+	Mode        string    `json:"mode"`
+	Notices     []string  `json:"notices,omitempty"`
+	Corrections []string  `json:"corrections,omitempty"`
+	Partial     bool      `json:"partial,omitempty"`
+	Index       Freshness `json:"index"`
+	TookMS      int64     `json:"tookMs"`
+}
+
+// Search runs a ranked query over the index.
+func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
+	start := time.Now()
+	res := SearchResult{Mode: "lexical", Hits: []Hit{}}
+	if p.Limit <= 0 {
+		p.Limit = 10
+	}
+	if p.Limit > MaxSearchLimit {
+		p.Limit = MaxSearchLimit
+	}
+	if p.PerSession <= 0 {
+		p.PerSession = DefaultPerSession
+	}
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = DefaultSearchTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	f, err := e.filter(ctx, p)
+	if err != nil {
+		return res, err
+	}
+	q := query.Parse(p.Query)
+	if q.Empty() || isRecencyQuery(q) {
+		res.Mode = "recent"
+		err = e.recent(ctx, p, f, &res)
+	} else {
+		err = e.lexical(ctx, p, q, f, &res)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		res.Partial = true
+		res.Notices = append(res.Notices, fmt.Sprintf("search stopped at its %s budget; results are partial", timeout))
+		err = nil
+	}
+	res.Index = e.freshness(context.WithoutCancel(ctx))
+	res.TookMS = time.Since(start).Milliseconds()
+	return res, err
+}
+
+func (e *Engine) filter(ctx context.Context, p SearchParams) (index.Filter, error) {
+	f := index.Filter{Directory: p.Directory, After: p.After, Before: p.Before,
+		Roles: p.Roles, Kinds: p.Kinds, Tools: p.Tools, Session: p.Session}
+	if p.ExcludeSession != "" {
+		f.ExcludeSession = p.ExcludeSession
+		var root string
+		err := e.ix.DB().QueryRowContext(ctx, `SELECT root_id FROM sessions WHERE id = ?`, p.ExcludeSession).Scan(&root)
+		if err == nil {
+			f.ExcludeRoot = root
+		}
+	}
+	return f, nil
+}
+
+// recencyWords make a query mean "what was I doing lately".
+var recencyWords = map[string]bool{"recent": true, "recently": true, "latest": true, "last": true, "lately": true}
+
+// isRecencyQuery: the query only asks for recent work ("what did I work on
+// most recently"), so the answer is recent activity, not word matches.
+func isRecencyQuery(q query.Query) bool {
+	if len(q.Phrases) > 0 {
+		return false
+	}
+	generic := map[string]bool{"work": true, "worked": true, "working": true, "most": true, "session": true, "sessions": true, "doing": true, "done": true}
+	sawRecency := false
+	for _, t := range q.Terms {
+		k := t.Key()
+		switch {
+		case recencyWords[k]:
+			sawRecency = true
+		case t.Stop || generic[k]:
+		default:
+			return false
+		}
+	}
+	return sawRecency
+}
+
+func (e *Engine) recent(ctx context.Context, p SearchParams, f index.Filter, res *SearchResult) error {
+	cands, err := e.ix.Recent(ctx, f, p.Limit*p.PerSession*4)
+	if err != nil {
+		return err
+	}
+	items := make([]rank.Item, len(cands))
+	for i, c := range cands {
+		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Score: float64(len(cands) - i)}
+	}
+	return e.emit(ctx, p, cands, items, nil, nil, nil, res)
+}
+
+func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f index.Filter, res *SearchResult) error {
+	vocab, err := e.vocabulary(ctx)
+	if err != nil {
+		return err
+	}
+	alts := index.Alternatives{}
+	var terms []rank.Term
+	var needles []string
+	nDocs := float64(vocab.docs)
+	allStop := true
+	for _, t := range q.Terms {
+		if !t.Stop {
+			allStop = false
+		}
+	}
+	for _, t := range q.Terms {
+		if t.Stop && !allStop {
+			continue
+		}
+		df := vocab.v.DF(t.Key())
+		rt := rank.Term{}
+		if df == 0 && len(t.Tokens) == 1 {
+			if corr := vocab.v.Corrections(t.Key()); len(corr) > 0 {
+				alts[t.Key()] = corr
+				res.Corrections = append(res.Corrections, t.Raw+" → "+strings.Join(corr, ", "))
+				for _, c := range corr {
+					if strings.Contains(c, " ") {
+						rt.Parts = strings.Fields(c)
+					} else {
+						rt.Needles = append(rt.Needles, rank.Stem(c))
+						df = max(df, vocab.v.DF(c))
+					}
+				}
+			}
+		}
+		if len(t.Tokens) > 1 {
+			rt.Parts = t.Tokens[1:]
+		} else {
+			rt.Needles = append(rt.Needles, rank.Stem(t.Key()))
+		}
+		if df == 0 {
+			df = 1
+		}
+		rt.Weight = math.Log(1 + nDocs/float64(df))
+		terms = append(terms, rt)
+		needles = append(needles, rt.Needles...)
+		needles = append(needles, rt.Parts...)
+	}
+	for _, ph := range q.Phrases {
+		rt := rank.Term{Parts: ph.Tokens, Weight: 2}
+		if len(ph.Tokens) == 1 {
+			rt = rank.Term{Needles: ph.Tokens, Weight: 2}
+		}
+		terms = append(terms, rt)
+		needles = append(needles, ph.Tokens...)
+	}
+	expr := index.MatchExpr(q, alts)
+	if expr == "" {
+		return e.recent(ctx, p, f, res)
+	}
+	cands, err := e.ix.Match(ctx, expr, f, MaxCandidates)
+	if err != nil {
+		return err
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	rids := make([]int64, len(cands))
+	for i, c := range cands {
+		rids[i] = c.DocRID
+	}
+	texts, err := e.ix.DocText(ctx, rids)
+	if err != nil {
+		return err
+	}
+	items := make([]rank.Item, len(cands))
+	for i, c := range cands {
+		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Role: c.Role, Synthetic: c.Synthetic, Time: c.Time, BM25: c.BM25, Text: texts[c.DocRID]}
+	}
+	phrase := ""
+	if len(q.Terms)+len(q.Phrases) > 1 {
+		phrase = strings.Join(strings.Fields(rank.ASCIILower(q.Raw)), " ")
+		phrase = strings.Trim(phrase, `"`)
+	}
+	rank.Score(items, terms, phrase)
+	explain := func(i int) *Explain {
+		if !p.Explain {
+			return nil
+		}
+		var matched []string
+		for j, m := range items[i].Matched {
+			if m && j < len(q.Terms) {
+				matched = append(matched, q.Terms[j].Raw)
+			}
+		}
+		return &Explain{BM25: cands[i].BM25, Matched: matched, Match: expr}
+	}
+	return e.emit(ctx, p, cands, items, terms, needles, explain, res)
+}
+
+// emit groups, cuts and renders hits.
+func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candidate, items []rank.Item, terms []rank.Term, needles []string, explain func(int) *Explain, res *SearchResult) error {
+	var order []int
+	if p.Group == "none" {
+		order = make([]int, len(items))
+		for i := range order {
+			order[i] = i
+		}
+		sortByScore(order, items)
+	} else {
+		for _, fam := range rank.Families(items, terms) {
+			n := min(len(fam), p.PerSession)
+			order = append(order, fam[:n]...)
+		}
+	}
+	if len(order) > p.Limit {
+		order = order[:p.Limit]
+	}
+	var rids []int64
+	for _, i := range order {
+		if items[i].Text == "" {
+			rids = append(rids, cands[i].DocRID)
+		}
+	}
+	texts, err := e.ix.DocText(ctx, rids)
+	if err != nil {
+		return err
+	}
+	titles, err := e.titles(ctx, cands, order)
+	if err != nil {
+		return err
+	}
+	for _, i := range order {
+		c := cands[i]
+		text := items[i].Text
+		if text == "" {
+			text = texts[c.DocRID]
+		}
+		snip, hl := snippet(text, needles)
+		h := Hit{
+			Cursor:    e.encodeCursor(Cursor{SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
+			SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID,
+			Title: titles[c.SessionID], Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
+			Time: formatTime(c.Time), Score: round3(items[i].Score), Snippet: snip, Highlights: hl,
+		}
+		if h.Highlights == nil {
+			h.Highlights = [][2]int{}
+		}
+		if explain != nil {
+			h.Explain = explain(i)
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	return nil
+}
+
+func sortByScore(order []int, items []rank.Item) {
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && items[order[j]].Score > items[order[j-1]].Score; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+}
+
+func (e *Engine) titles(ctx context.Context, cands []index.Candidate, order []int) (map[string]string, error) {
+	out := map[string]string{}
+	for _, i := range order {
+		id := cands[i].SessionID
+		if _, ok := out[id]; ok {
+			continue
+		}
+		var t string
+		err := e.ix.DB().QueryRowContext(ctx, `SELECT title FROM sessions WHERE id = ?`, id).Scan(&t)
+		if err != nil {
+			return nil, fmt.Errorf("read session %s: %w", id, err)
+		}
+		out[id] = t
+	}
+	return out, nil
+}
+
+func (e *Engine) freshness(ctx context.Context) Freshness {
+	var f Freshness
+	if v, err := e.ix.Meta(ctx, "synced_at"); err == nil && v != "" {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			f.SyncedAt = formatTime(ms)
+		}
+	}
+	if fp, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil {
+		f.Stale = fp != e.src.Fingerprint()
+	}
+	return f
+}
+
+// vocabCache holds the vocabulary between searches of one process; a sync
+// (here or, seen through synced_at, in another process) invalidates it.
+type vocabCache struct {
+	mu       sync.Mutex
+	v        *rank.Vocab
+	docs     int
+	syncedAt string
+}
+
+func (c *vocabCache) invalidate() {
+	c.mu.Lock()
+	c.v = nil
+	c.mu.Unlock()
+}
+
+func (e *Engine) vocabulary(ctx context.Context) (*vocabCache, error) {
+	if e.vocab == nil {
+		e.vocab = &vocabCache{}
+	}
+	c := e.vocab
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	synced, _ := e.ix.Meta(ctx, "synced_at")
+	if c.v != nil && c.syncedAt == synced {
+		return c, nil
+	}
+	terms, df, err := e.ix.Vocabulary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := e.ix.DocCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.v, c.docs, c.syncedAt = rank.NewVocab(terms, df), n, synced
+	return c, nil
+}
+
+func formatTime(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

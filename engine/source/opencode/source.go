@@ -1,0 +1,466 @@
+// Package opencode reads OpenCode's history, strictly read-only, from every
+// storage era a user may have (the message/part tables, the event-sourced
+// session_message rows of the v2 engine, and the legacy JSON tree) and yields
+// one normalised model.
+package opencode
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/recallhq/recall/engine/model"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// Storage eras, as reported by Eras and stored on each session.
+const (
+	EraV1   = "v1"   // session/message/part tables
+	EraV2   = "v2"   // session_message rows (OpenCode's v2 engine)
+	EraJSON = "json" // legacy storage/ JSON tree
+)
+
+// busyTimeoutMS is how long a read waits for a writing OpenCode to release
+// its lock before the command fails with a "database is locked" message.
+const busyTimeoutMS = 5000
+
+// maxWarnings bounds the warnings kept for display; the count is exact.
+const maxWarnings = 50
+
+// Source is an open, read-only view of one OpenCode data location.
+type Source struct {
+	path       string // what the user named: a database file or a data dir
+	dbPath     string // the SQLite database, "" when only the JSON tree exists
+	storageDir string // legacy storage/ tree, "" when absent
+	db         *sql.DB
+	hasV1      bool
+	hasV2      bool
+	immutable  bool // opened with immutable=1 (read-only media without -shm)
+
+	mu       sync.Mutex
+	skipped  int
+	warnings []model.Warning
+}
+
+// Open opens the history at path (an opencode.db file or an OpenCode data
+// directory) without ever creating or writing a file.
+func Open(ctx context.Context, path string) (*Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &NotFoundError{Tried: []string{path}}
+		}
+		return nil, fmt.Errorf("open history %s: %w", path, err)
+	}
+	s := &Source{path: path}
+	dir := path
+	if !st.IsDir() {
+		s.dbPath = path
+		dir = filepath.Dir(path)
+	} else if db := filepath.Join(path, "opencode.db"); fileExists(db) {
+		s.dbPath = db
+	}
+	if hasLegacyTree(dir) {
+		s.storageDir = filepath.Join(dir, "storage")
+	}
+	if s.dbPath == "" {
+		if s.storageDir == "" {
+			return nil, &NotFoundError{Tried: []string{path}}
+		}
+		return s, nil
+	}
+	if err := s.openDB(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Source) openDB(ctx context.Context) error {
+	if err := checkSQLiteHeader(s.dbPath); err != nil {
+		return err
+	}
+	u := url.URL{Scheme: "file", Path: s.dbPath}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.dbPath, err)
+	}
+	db.SetMaxOpenConns(2)
+	if err := s.probe(ctx, db); err != nil {
+		db.Close()
+		// A WAL database on read-only media cannot create its -shm file; read
+		// it as immutable instead (no concurrent writer can exist there).
+		if !isUnreadable(err) {
+			return err
+		}
+		q.Set("immutable", "1")
+		u.RawQuery = q.Encode()
+		db, err = sql.Open("sqlite", u.String())
+		if err != nil {
+			return fmt.Errorf("open %s: %w", s.dbPath, err)
+		}
+		if err := s.probe(ctx, db); err != nil {
+			db.Close()
+			return err
+		}
+		s.immutable = true
+	}
+	s.db = db
+	return nil
+}
+
+func isUnreadable(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "unable to open") || strings.Contains(msg, "readonly") ||
+		strings.Contains(msg, "SQLITE_CANTOPEN") || strings.Contains(msg, "(14)")
+}
+
+// checkSQLiteHeader rejects files that are not SQLite databases before the
+// driver produces a less helpful message.
+func checkSQLiteHeader(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open OpenCode database %s: %w", path, err)
+	}
+	defer f.Close()
+	hdr := make([]byte, 16)
+	n, _ := f.Read(hdr)
+	if n == 0 {
+		return fmt.Errorf("%s is empty, not an OpenCode database; pass --db with the right path", path)
+	}
+	if n < 16 || string(hdr) != "SQLite format 3\x00" {
+		return fmt.Errorf("%s is not an SQLite database (truncated or another kind of file); pass --db with OpenCode's opencode.db", path)
+	}
+	return nil
+}
+
+func (s *Source) probe(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return describeDBError(s.dbPath, err)
+	}
+	tables := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return describeDBError(s.dbPath, err)
+		}
+		tables[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return describeDBError(s.dbPath, err)
+	}
+	rows.Close()
+	if !tables["session"] {
+		return fmt.Errorf("%s has an unknown schema (no session table): is it OpenCode's database? pass --db with opencode.db", s.dbPath)
+	}
+	s.hasV1 = tables["message"] && tables["part"]
+	s.hasV2 = tables["session_message"]
+	if !s.hasV1 && !s.hasV2 {
+		return fmt.Errorf("%s has an unknown schema (neither message/part nor session_message tables); this OpenCode version is not supported yet", s.dbPath)
+	}
+	// Read one row so a truncated file or a held lock shows up now.
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM session LIMIT 1)`).Scan(&n); err != nil {
+		return describeDBError(s.dbPath, err)
+	}
+	return nil
+}
+
+func describeDBError(path string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "locked") || strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "(5)"):
+		return fmt.Errorf("%s is locked by another process (waited %ds); retry in a moment: %w", path, busyTimeoutMS/1000, err)
+	case strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "(26)") || strings.Contains(msg, "(11)"):
+		return fmt.Errorf("%s is damaged or truncated (%v); point --db at a good copy", path, err)
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}
+
+// Close releases the database handle.
+func (s *Source) Close() error {
+	if s.db != nil {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// Path is the location the source was opened from.
+func (s *Source) Path() string { return s.path }
+
+// DBPath is the SQLite database, "" for a JSON-only history.
+func (s *Source) DBPath() string { return s.dbPath }
+
+// Eras lists the storage eras present.
+func (s *Source) Eras() []string {
+	var eras []string
+	if s.hasV1 {
+		eras = append(eras, EraV1)
+	}
+	if s.hasV2 {
+		eras = append(eras, EraV2)
+	}
+	if s.storageDir != "" {
+		eras = append(eras, EraJSON)
+	}
+	return eras
+}
+
+// Fingerprint is a cheap summary of the files behind the source (sizes and
+// modification times of the database, its WAL and the JSON tree's top
+// folders). When it is unchanged, nothing can have changed, so an idle sync
+// stops here without running a query.
+func (s *Source) Fingerprint() string {
+	var b strings.Builder
+	stat := func(p string) {
+		st, err := os.Stat(p)
+		if err != nil {
+			b.WriteString("-;")
+			return
+		}
+		fmt.Fprintf(&b, "%d:%d;", st.Size(), st.ModTime().UnixNano())
+	}
+	if s.dbPath != "" {
+		stat(s.dbPath)
+		stat(s.dbPath + "-wal")
+	}
+	if s.storageDir != "" {
+		for _, sub := range []string{"session", "message", "part"} {
+			stat(filepath.Join(s.storageDir, sub))
+			entries, _ := os.ReadDir(filepath.Join(s.storageDir, sub))
+			for _, e := range entries {
+				if info, err := e.Info(); err == nil {
+					fmt.Fprintf(&b, "%s:%d;", e.Name(), info.ModTime().UnixNano())
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// warn records a skipped or partly decoded row; reading always continues.
+func (s *Source) warn(where, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.skipped++
+	if len(s.warnings) < maxWarnings {
+		s.warnings = append(s.warnings, model.Warning{Where: where, Reason: reason})
+	}
+}
+
+// Skipped returns how many rows were skipped or partly decoded, and the first
+// few reasons.
+func (s *Source) Skipped() (int, []model.Warning) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skipped, append([]model.Warning(nil), s.warnings...)
+}
+
+// ResetWarnings clears the counters before a new pass.
+func (s *Source) ResetWarnings() {
+	s.mu.Lock()
+	s.skipped, s.warnings = 0, nil
+	s.mu.Unlock()
+}
+
+// Sessions lists every session's row (no messages), all eras merged; a
+// database row wins over a JSON file with the same id.
+func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
+	var out []model.Session
+	seen := map[string]bool{}
+	if s.db != nil {
+		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(parent_id,''), coalesce(project_id,''),
+			coalesce(directory,''), coalesce(title,''), coalesce(slug,''), coalesce(agent,''), coalesce(version,''),
+			coalesce(time_created,0), coalesce(time_updated,0), coalesce(time_archived,0), coalesce(revert,'')
+			FROM session`)
+		if err != nil {
+			return nil, describeDBError(s.dbPath, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ss model.Session
+			var revert string
+			if err := rows.Scan(&ss.ID, &ss.ParentID, &ss.ProjectID, &ss.Directory, &ss.Title, &ss.Slug,
+				&ss.Agent, &ss.Version, &ss.Created, &ss.Updated, &ss.Archived, &revert); err != nil {
+				s.warn("session row", err.Error())
+				continue
+			}
+			ss.RevertMsgID = revertMessageID(revert)
+			ss.Era = EraV1
+			out = append(out, ss)
+			seen[ss.ID] = true
+		}
+		if err := rows.Err(); err != nil {
+			return nil, describeDBError(s.dbPath, err)
+		}
+		if s.hasV2 {
+			if err := s.markV2(ctx, out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.storageDir != "" {
+		legacy, err := s.legacySessions()
+		if err != nil {
+			return nil, err
+		}
+		for _, ss := range legacy {
+			if !seen[ss.ID] {
+				out = append(out, ss)
+			}
+		}
+	}
+	return out, nil
+}
+
+// markV2 sets Era for sessions whose messages live in session_message.
+func (s *Source) markV2(ctx context.Context, sessions []model.Session) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT session_id FROM session_message`)
+	if err != nil {
+		return describeDBError(s.dbPath, err)
+	}
+	defer rows.Close()
+	v2 := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if rows.Scan(&id) == nil {
+			v2[id] = true
+		}
+	}
+	for i := range sessions {
+		if v2[sessions[i].ID] {
+			sessions[i].Era = EraV2
+		}
+	}
+	return rows.Err()
+}
+
+// Stamps returns, per session id, a string that changes whenever the session
+// or any of its messages or parts is added, changed or removed. Comparing it
+// with the stamp stored at the last sync is how a sync finds the sessions it
+// must re-read.
+func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
+	stamps := map[string]string{}
+	if s.db != nil {
+		type agg struct {
+			n   int64
+			max int64
+		}
+		collect := func(q string) (map[string]agg, error) {
+			m := map[string]agg{}
+			rows, err := s.db.QueryContext(ctx, q)
+			if err != nil {
+				return nil, describeDBError(s.dbPath, err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id string
+				var a agg
+				if err := rows.Scan(&id, &a.n, &a.max); err != nil {
+					return nil, describeDBError(s.dbPath, err)
+				}
+				m[id] = a
+			}
+			return m, rows.Err()
+		}
+		var msgs, parts, v2 map[string]agg
+		var err error
+		if s.hasV1 {
+			if msgs, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM message GROUP BY session_id`); err != nil {
+				return nil, err
+			}
+			if parts, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM part GROUP BY session_id`); err != nil {
+				return nil, err
+			}
+		}
+		if s.hasV2 {
+			if v2, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) + coalesce(max(seq),0) FROM session_message GROUP BY session_id`); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(time_updated,0), coalesce(title,''), coalesce(time_archived,0), coalesce(revert,'') FROM session`)
+		if err != nil {
+			return nil, describeDBError(s.dbPath, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, title, revert string
+			var upd, arch int64
+			if err := rows.Scan(&id, &upd, &title, &arch, &revert); err != nil {
+				return nil, describeDBError(s.dbPath, err)
+			}
+			m, p, v := msgs[id], parts[id], v2[id]
+			stamps[id] = fmt.Sprintf("%d/%d/%d:%d/%d:%d/%d:%d/%d/%s", upd, arch, m.n, m.max, p.n, p.max, v.n, v.max, len(title), revertMessageID(revert))
+		}
+		if err := rows.Err(); err != nil {
+			return nil, describeDBError(s.dbPath, err)
+		}
+	}
+	if s.storageDir != "" {
+		legacy, err := s.legacyStamps()
+		if err != nil {
+			return nil, err
+		}
+		for id, st := range legacy {
+			if _, ok := stamps[id]; !ok {
+				stamps[id] = st
+			}
+		}
+	}
+	return stamps, nil
+}
+
+// Session reads one session's row.
+func (s *Source) Session(ctx context.Context, id string) (model.Session, bool, error) {
+	all, err := s.Sessions(ctx) // a few thousand rows at most; only used on demand
+	if err != nil {
+		return model.Session{}, false, err
+	}
+	for _, ss := range all {
+		if ss.ID == id {
+			return ss, true, nil
+		}
+	}
+	return model.Session{}, false, nil
+}
+
+// Messages streams a session's messages in display order, with their parts,
+// to fn. Messages at or after the session's revert point are left out, as
+// OpenCode hides them. Malformed rows are skipped and counted.
+func (s *Source) Messages(ctx context.Context, ss model.Session, fn func(*model.Message) error) error {
+	keep := func(m *model.Message) error {
+		if ss.RevertMsgID != "" && m.ID >= ss.RevertMsgID {
+			return nil
+		}
+		return fn(m)
+	}
+	switch ss.Era {
+	case EraJSON:
+		return s.legacyMessages(ctx, ss, keep)
+	case EraV2:
+		if err := s.v2Messages(ctx, ss, keep); err != nil {
+			return err
+		}
+		// A session may have been started by one engine and continued by
+		// the other; read v1 rows too.
+		if s.hasV1 {
+			return s.v1Messages(ctx, ss, keep)
+		}
+		return nil
+	default:
+		return s.v1Messages(ctx, ss, keep)
+	}
+}

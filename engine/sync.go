@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
+)
+
+// SyncOptions tunes one sync.
+type SyncOptions struct {
+	// Force re-reads every session (a full rebuild of the index content).
+	Force bool
+	// LockWait bounds how long to wait for another process's sync.
+	LockWait time.Duration
+	// Progress, when set, is called after each session.
+	Progress func(p SyncProgress)
+}
+
+// SyncProgress reports a sync under way.
+type SyncProgress struct {
+	Done, Total int // sessions
+	Parts       int // parts written so far
+}
+
+// SyncResult says what a sync did.
+type SyncResult struct {
+	Idle     bool     `json:"idle"`    // nothing changed; no query ran
+	Added    int      `json:"added"`   // sessions new to the index
+	Updated  int      `json:"updated"` // sessions re-read
+	Deleted  int      `json:"deleted"` // sessions gone from the history
+	Parts    int      `json:"parts"`   // parts written
+	Skipped  int      `json:"skipped"` // malformed rows skipped
+	Warnings []string `json:"warnings,omitempty"`
+	Busy     bool     `json:"busy,omitempty"` // another process was syncing; the index may lag
+	TookMS   int64    `json:"tookMs"`
+}
+
+// commitEvery bounds a write transaction (parts); each session is written
+// whole inside one transaction, so a killed sync never leaves half a session.
+const commitEvery = 4000
+
+// defaultLockWait is how long a command waits for another process's sync
+// before it answers from the index as it is.
+const defaultLockWait = 3 * time.Second
+
+// Sync brings the index up to date with the history. It reads nothing when
+// the history's files are unchanged since the last sync.
+func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+	start := time.Now()
+	res := SyncResult{}
+	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
+	fp := e.src.Fingerprint()
+	if !opts.Force {
+		if last, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp && fp != "" {
+			res.Idle = true
+			return res, nil
+		}
+	}
+	wait := opts.LockWait
+	if wait == 0 {
+		wait = defaultLockWait
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
+	lock, err := index.LockWriter(lctx, e.ix.Path())
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			res.Busy = true
+			return res, nil
+		}
+		return res, err
+	}
+	defer lock.Unlock()
+	// Another process may have synced while we waited.
+	if !opts.Force {
+		if last, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp {
+			res.Idle = true
+			return res, nil
+		}
+	}
+	e.src.ResetWarnings()
+	err = e.syncLocked(ctx, fp, opts, &res)
+	res.Skipped, _ = e.src.Skipped()
+	_, warns := e.src.Skipped()
+	for _, w := range warns {
+		res.Warnings = append(res.Warnings, w.Where+": "+w.Reason)
+	}
+	if e.vocab != nil {
+		e.vocab.invalidate()
+	}
+	return res, err
+}
+
+func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, res *SyncResult) error {
+	stamps, err := e.src.Stamps(ctx)
+	if err != nil {
+		return err
+	}
+	sessions, err := e.src.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]*model.Session, len(sessions))
+	for i := range sessions {
+		byID[sessions[i].ID] = &sessions[i]
+	}
+	indexed, err := e.indexedStamps(ctx)
+	if err != nil {
+		return err
+	}
+	var todo []*model.Session
+	for _, s := range sessions {
+		old, ok := indexed[s.ID]
+		if !ok || opts.Force || old != stamps[s.ID] {
+			todo = append(todo, byID[s.ID])
+		}
+	}
+	var gone []string
+	for id := range indexed {
+		if _, ok := byID[id]; !ok {
+			gone = append(gone, id)
+		}
+	}
+	sort.Strings(gone)
+	// Oldest first, so an interrupted cold sync has the history's start.
+	sort.Slice(todo, func(i, j int) bool { return todo[i].Created < todo[j].Created })
+
+	w, err := e.ix.BeginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { w.Rollback() }()
+	pending := 0
+	flush := func() error {
+		if err := w.Commit(ctx); err != nil {
+			return err
+		}
+		w, err = e.ix.BeginWrite(ctx)
+		pending = 0
+		return err
+	}
+	for _, id := range gone {
+		if err := w.DeleteSession(ctx, id); err != nil {
+			return err
+		}
+		res.Deleted++
+	}
+	now := time.Now().UnixMilli()
+	for i, s := range todo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		_, existed := indexed[s.ID]
+		if existed {
+			if err := w.DeleteSession(ctx, s.ID); err != nil {
+				return err
+			}
+		}
+		n, err := e.writeSession(ctx, w, s, rootOf(s, byID), stamps[s.ID], now)
+		if err != nil {
+			return err
+		}
+		if existed {
+			res.Updated++
+		} else {
+			res.Added++
+		}
+		res.Parts += n
+		pending += n
+		if opts.Progress != nil {
+			opts.Progress(SyncProgress{Done: i + 1, Total: len(todo), Parts: res.Parts})
+		}
+		if pending >= commitEvery {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		return err
+	}
+	w, err = e.ix.BeginWrite(ctx) // for the deferred Rollback
+	if err != nil {
+		return err
+	}
+	if err := e.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
+		return fmt.Errorf("record sync: %w", err)
+	}
+	return e.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
+}
+
+func (e *Engine) writeSession(ctx context.Context, w *index.Writer, s *model.Session, root, stamp string, now int64) (int, error) {
+	var counts index.SessionCounts
+	ord, parts := 0, 0
+	err := e.src.Messages(ctx, *s, func(m *model.Message) error {
+		if err := w.PutMessage(ctx, s, root, ord, m, &counts); err != nil {
+			return err
+		}
+		ord++
+		parts += len(m.Parts)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read session %s: %w", s.ID, err)
+	}
+	return parts, w.PutSession(ctx, s, index.SessionMeta{RootID: root, Stamp: stamp, Now: now}, counts)
+}
+
+// rootOf follows parent links to the top-level session (cycles and missing
+// parents stop the walk).
+func rootOf(s *model.Session, byID map[string]*model.Session) string {
+	id := s.ID
+	seen := map[string]bool{}
+	for {
+		cur, ok := byID[id]
+		if !ok || cur.ParentID == "" || seen[id] {
+			return id
+		}
+		seen[id] = true
+		if _, ok := byID[cur.ParentID]; !ok {
+			return id
+		}
+		id = cur.ParentID
+	}
+}
+
+func (e *Engine) indexedStamps(ctx context.Context) (map[string]string, error) {
+	rows, err := e.ix.DB().QueryContext(ctx, `SELECT id, stamp FROM sessions`)
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			return nil, err
+		}
+		out[id] = st
+	}
+	return out, rows.Err()
+}

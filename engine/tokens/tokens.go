@@ -1,0 +1,196 @@
+// Package tokens splits text into the code-aware search terms shared by the
+// indexer and the query parser, so both sides see identical token streams.
+//
+// A compound such as `ErrEmailTaken`, `DB_MAX_OPEN_CONNS`, `etl/redact.py` or
+// `os.ReadFile` is emitted whole (lowercased, its connectors folded to `_`)
+// and then as its parts (`err email taken`), so a search for the whole
+// identifier, for one of its words, or for a phrase containing it all match.
+package tokens
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxTokenLen is the longest token kept; longer runs (hashes, base64 blobs)
+// carry no searchable meaning and would bloat the vocabulary.
+const MaxTokenLen = 64
+
+// Token is one term and the byte span of the compound it came from.
+type Token struct {
+	Text       string
+	Start, End int  // byte offsets in the source text
+	Whole      bool // the whole form of a compound (parts follow it)
+}
+
+// isWordRune reports letters and digits; `_` is a connector.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func isConnector(r rune) bool {
+	switch r {
+	case '_', '.', '/', '-', ':', '\\':
+		return true
+	}
+	return false
+}
+
+// Split returns the tokens of text in order. Each compound yields its whole
+// form followed by its parts; a simple word yields itself.
+func Split(text string) []Token {
+	var out []Token
+	Each(text, func(t Token) { out = append(out, t) })
+	return out
+}
+
+// Terms returns just the token texts.
+func Terms(text string) []string {
+	var out []string
+	Each(text, func(t Token) { out = append(out, t.Text) })
+	return out
+}
+
+// Each calls fn for every token of text, without allocating a slice.
+func Each(text string, fn func(Token)) {
+	i := 0
+	for i < len(text) {
+		r, w := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += w
+			continue
+		}
+		start := i
+		end := scanCompound(text, i)
+		emitCompound(text[start:end], start, fn)
+		i = end
+	}
+}
+
+// scanCompound returns the end of the compound starting at i: word runes,
+// joined by single connectors that sit between two word runes.
+func scanCompound(text string, i int) int {
+	end := i
+	for i < len(text) {
+		r, w := utf8.DecodeRuneInString(text[i:])
+		if isWordRune(r) {
+			i += w
+			end = i
+			continue
+		}
+		if isConnector(r) {
+			// A connector continues the compound only when a word rune follows
+			// (so "done." or "a - b" end here); runs like "__init__" count.
+			j := i + w
+			for j < len(text) {
+				r2, w2 := utf8.DecodeRuneInString(text[j:])
+				if !isConnector(r2) {
+					break
+				}
+				j += w2
+			}
+			if j < len(text) {
+				r2, _ := utf8.DecodeRuneInString(text[j:])
+				if isWordRune(r2) {
+					i = j
+					continue
+				}
+			}
+		}
+		break
+	}
+	return end
+}
+
+func emitCompound(c string, offset int, fn func(Token)) {
+	parts := splitParts(c)
+	if len(parts) == 1 {
+		if t := normalize(parts[0].text); t != "" {
+			fn(Token{Text: t, Start: offset, End: offset + len(c)})
+		}
+		return
+	}
+	var whole strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			whole.WriteByte('_')
+		}
+		whole.WriteString(strings.ToLower(p.text))
+	}
+	if w := whole.String(); len(w) <= MaxTokenLen {
+		fn(Token{Text: w, Start: offset, End: offset + len(c), Whole: true})
+	}
+	for _, p := range parts {
+		if t := normalize(p.text); t != "" {
+			fn(Token{Text: t, Start: offset + p.start, End: offset + p.start + len(p.text)})
+		}
+	}
+}
+
+type piece struct {
+	text  string
+	start int
+}
+
+// splitParts splits a compound at connectors and camelCase boundaries
+// (`HTTPServer` -> HTTP, Server; `isPending` -> is, Pending). Letters and
+// digits stay together (`E0502`, `v5`, `sha256`).
+func splitParts(c string) []piece {
+	var out []piece
+	start := -1
+	var prev rune
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, piece{c[start:end], start})
+		}
+		start = -1
+	}
+	for i, r := range c {
+		if !isWordRune(r) {
+			flush(i)
+			prev = r
+			continue
+		}
+		if start < 0 {
+			start = i
+		} else if unicode.IsUpper(r) {
+			if unicode.IsLower(prev) {
+				flush(i)
+				start = i
+			} else if unicode.IsUpper(prev) {
+				// "HTTPServer": split before the last capital of a run when a
+				// lowercase letter follows it.
+				if next, _ := utf8.DecodeRuneInString(c[i+utf8.RuneLen(r):]); unicode.IsLower(next) {
+					flush(i)
+					start = i
+				}
+			}
+		}
+		prev = r
+	}
+	flush(len(c))
+	return out
+}
+
+func normalize(s string) string {
+	if len(s) > MaxTokenLen {
+		return ""
+	}
+	return strings.ToLower(s)
+}
+
+// Stopwords are dropped from free-text queries (never from phrases). The
+// list is short on purpose: code words like "for", "if", "in" are kept when
+// they are the only terms.
+var Stopwords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "because": true,
+	"but": true, "by": true, "can": true, "did": true, "do": true, "does": true, "for": true, "from": true,
+	"had": true, "has": true, "have": true, "how": true, "i": true, "if": true, "in": true, "into": true,
+	"is": true, "it": true, "its": true, "just": true, "me": true, "my": true, "of": true, "on": true,
+	"or": true, "our": true, "should": true, "so": true, "that": true, "the": true, "their": true, "them": true,
+	"then": true, "there": true, "these": true, "this": true, "to": true, "was": true, "we": true, "were": true,
+	"what": true, "when": true, "where": true, "which": true, "while": true, "who": true, "why": true,
+	"will": true, "with": true, "would": true, "you": true, "your": true, "each": true, "any": true,
+	"all": true, "about": true, "after": true, "before": true, "not": true, "no": true, "only": true,
+	"instead": true, "than": true, "us": true, "out": true, "up": true, "get": true,
+	"got": true, "let": true, "way": true, "also": true, "too": true, "very": true,
+}

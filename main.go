@@ -1,0 +1,12 @@
+// Command recall makes past OpenCode sessions searchable and readable from
+// the command line, editors (over LSP) and OpenCode itself.
+package main
+
+import (
+	"os"
+
+	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/lsp"
+)
+
+func main() { os.Exit(commands.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, lsp.Serve)) }
