@@ -259,7 +259,7 @@ func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f i
 	}
 	items := make([]rank.Item, len(cands))
 	for i, c := range cands {
-		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Role: c.Role, Synthetic: c.Synthetic, Time: c.Time, BM25: c.BM25, Text: texts[c.DocRID]}
+		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic, Time: c.Time, BM25: c.BM25, Text: texts[c.DocRID]}
 	}
 	phrase := ""
 	if len(q.Terms)+len(q.Phrases) > 1 {

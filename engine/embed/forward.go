@@ -41,11 +41,18 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 	}
 	total := offs[len(seqs)]
 	rows := roundUp(total, kernelRows) + kernelRows // slack: a last block may read past a sequence end
-	x := make([]float32, rows*h)
-	qkv := make([]float32, rows*3*h)
-	ctx := make([]float32, rows*h)
-	tmp := make([]float32, rows*h)
-	inter := make([]float32, rows*w.intermediate)
+	ws, _ := workspacePool.Get().(*workspace)
+	if ws == nil {
+		ws = &workspace{}
+	}
+	defer workspacePool.Put(ws)
+	// Rows past total keep stale finite values from earlier batches; every
+	// output row depends only on its own input row, so they never leak in.
+	x := ws.x.take(rows * h)
+	qkv := ws.qkv.take(rows * 3 * h)
+	ctx := ws.ctx.take(rows * h)
+	tmp := ws.tmp.take(rows * h)
+	inter := ws.inter.take(rows * w.intermediate)
 
 	for si, s := range seqs {
 		for i, id := range s {
@@ -106,6 +113,21 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 		out[si] = v
 	}
 	return out
+}
+
+// workspace holds one forward pass's activations, reused across calls.
+type workspace struct{ x, qkv, ctx, tmp, inter buffer }
+
+var workspacePool sync.Pool
+
+type buffer []float32
+
+// take returns n floats, reallocating (zeroed) only when the buffer is too small.
+func (b *buffer) take(n int) []float32 {
+	if cap(*b) < n {
+		*b = make([]float32, n)
+	}
+	return (*b)[:n]
 }
 
 // matmul computes c[0:rows] = a[0:rows]·Wᵀ + b, a with row stride lda and c

@@ -43,6 +43,9 @@ func (ix *Index) Path() string { return ix.path }
 // wait for the writer) and brings its schema up to date. A file that is not
 // a usable index returns an error wrapping ErrCorrupt.
 func Open(ctx context.Context, path string) (*Index, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create index dir: %w", err)
 	}

@@ -17,6 +17,7 @@ type Term struct {
 type Item struct {
 	Root      string // session family
 	Kind      string
+	Tool      string
 	Role      string
 	Synthetic bool
 	Time      int64
@@ -35,6 +36,11 @@ var kindPrior = map[string]float64{
 	"title": 1.0, "text": 1.0, "reasoning": 0.95, "subtask": 1.0, "summary": 0.8,
 	"tool": 0.9, "output": 0.8, "patch": 0.9, "file": 0.7, "other": 0.5,
 }
+
+// fileReadPrior scales the output of tools that dump a file's content
+// (read, and v2's read): the file mentions everything in it, which says
+// little about what the session was about.
+const fileReadPrior = 0.75
 
 // syntheticPrior scales text OpenCode inserted itself (file dumps, shell
 // notices): it was not written by anyone.
@@ -89,6 +95,9 @@ func Score(items []Item, terms []Term, phrase string) {
 		}
 		if it.Synthetic {
 			prior *= syntheticPrior
+		}
+		if it.Kind == "output" && it.Tool == "read" {
+			prior *= fileReadPrior
 		}
 		it.Score = s * prior
 	}

@@ -78,7 +78,8 @@ func (v *Vocab) Corrections(term string) []string {
 	var near []string
 	for _, t := range v.terms {
 		m := utf8.RuneCountInString(t)
-		if m < n-budget || m > n+budget || strings.Contains(t, "_") {
+		// Typos do not add digits or connectors; skip such terms.
+		if m < n-budget || m > n+budget || strings.ContainsAny(t, "_0123456789") {
 			continue
 		}
 		if d := damerau(term, t, budget); d <= budget {
@@ -101,9 +102,11 @@ func (v *Vocab) Corrections(term string) []string {
 		}
 		return cands[i].df > cands[j].df
 	})
+	// Only the closest spellings: a farther one is usually another word
+	// ("conection" is one edit from "connection", two from "convention").
 	var out []string
 	for _, c := range cands {
-		if len(out) == maxCorrections {
+		if len(out) == maxCorrections || c.dist > cands[0].dist {
 			break
 		}
 		out = append(out, c.term)

@@ -51,6 +51,9 @@ type Source struct {
 // Open opens the history at path (an opencode.db file or an OpenCode data
 // directory) without ever creating or writing a file.
 func Open(ctx context.Context, path string) (*Source, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
