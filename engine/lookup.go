@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
+)
+
+// ErrUnknownID is returned by Lookup for an id the index does not hold.
+var ErrUnknownID = errors.New("id not in the index")
+
+// Preview is what one OpenCode id (ses_…, msg_…, prt_…) names: its session,
+// and for message and part ids the message, for hovers and quick looks.
+type Preview struct {
+	ID        string         `json:"id"`
+	Kind      string         `json:"kind"` // session | message | part
+	Session   SessionInfo    `json:"session"`
+	MessageID string         `json:"messageId,omitempty"`
+	PartID    string         `json:"partId,omitempty"`
+	Message   *model.Message `json:"message,omitempty"` // the message, parts in order
+	Time      string         `json:"time"`              // the message's time, else the session's last activity
+	Cursor    string         `json:"cursor"`            // a read cursor at the message (or the session's head)
+}
+
+// IDKind says which kind of OpenCode id s looks like ("" for none).
+func IDKind(s string) string {
+	switch {
+	case strings.HasPrefix(s, "ses_"):
+		return "session"
+	case strings.HasPrefix(s, "msg_"):
+		return "message"
+	case strings.HasPrefix(s, "prt_"):
+		return "part"
+	}
+	return ""
+}
+
+// Lookup resolves an OpenCode id through the index (indexed lookups only).
+func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
+	p := Preview{ID: id, Kind: IDKind(id)}
+	sessionID := ""
+	db := e.ix.DB()
+	var err error
+	switch p.Kind {
+	case "session":
+		sessionID = id
+	case "message":
+		p.MessageID = id
+		err = db.QueryRowContext(ctx, `SELECT session_id FROM messages WHERE id = ? LIMIT 1`, id).Scan(&sessionID)
+	case "part":
+		p.PartID = id
+		err = db.QueryRowContext(ctx, `SELECT session_id, message_id FROM parts WHERE id = ? LIMIT 1`, id).Scan(&sessionID, &p.MessageID)
+	default:
+		return p, fmt.Errorf("%w: %q is not a ses_, msg_ or prt_ id", ErrUnknownID, clip(id, 40))
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
+	} else if err != nil {
+		return p, fmt.Errorf("look up %s: %w", id, err)
+	}
+	s, err := e.ix.Session(ctx, sessionID)
+	if errors.Is(err, index.ErrNoSession) {
+		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
+	} else if err != nil {
+		return p, err
+	}
+	p.Session = e.sessionInfo(s, nil)
+	p.Time = p.Session.Updated
+	p.Cursor = p.Session.Cursor
+	if p.MessageID == "" {
+		return p, nil
+	}
+	ord, err := e.ix.MessageOrd(ctx, sessionID, p.MessageID)
+	if err != nil {
+		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
+	}
+	msgs, err := e.ix.Window(ctx, sessionID, ord, ord)
+	if err != nil {
+		return p, err
+	}
+	if len(msgs) == 1 {
+		p.Message = &msgs[0]
+		p.Time = formatTime(msgs[0].Created)
+	}
+	p.Cursor = e.encodeCursor(Cursor{SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
+	return p, nil
+}
