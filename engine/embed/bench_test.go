@@ -144,3 +144,15 @@ func BenchmarkQuery(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoad is the time to open a converted MiniLM-sized model.
+func BenchmarkLoad(b *testing.B) {
+	dir := miniLMModel(b)
+	for i := 0; i < b.N; i++ {
+		e, err := Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
+}

@@ -106,7 +106,10 @@ func (s Store) Pull(ctx context.Context, name string, opts PullOptions) (Manifes
 	}
 	installed, err := s.finishInstall(ctx, staging, man)
 	if err != nil {
-		return Manifest{}, fmt.Errorf("pull %s: %w", name, err)
+		// The files arrived whole but do not make a working model; keeping them
+		// would make every later pull fail the same way.
+		os.RemoveAll(staging)
+		return Manifest{}, fmt.Errorf("pull %s: the downloaded files do not form a working model (they were removed): %w", name, err)
 	}
 	return installed, nil
 }

@@ -29,6 +29,7 @@ type hfServer struct {
 	rev      string
 	missing  map[string]bool
 	badEtag  bool
+	override map[string][]byte // file -> bytes served instead of the real ones
 	mu       sync.Mutex
 	cutAfter map[string]int64 // first GET of file sends this many bytes, then drops the connection
 	requests []*http.Request
@@ -78,6 +79,11 @@ func (s *hfServer) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *hfServer) serveFile(w http.ResponseWriter, r *http.Request, file string) {
 	raw, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(file)))
+	s.mu.Lock()
+	if b, ok := s.override[file]; ok {
+		raw, err = b, nil
+	}
+	s.mu.Unlock()
 	if err != nil {
 		http.NotFound(w, r)
 		return
@@ -307,5 +313,25 @@ func TestOpenWithoutModelSaysWhatToRun(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
+	}
+}
+
+// TestPullDiscardsFilesThatDoNotFormAModel: an empty config.json (what a
+// failed cybertron download leaves behind) must not poison later pulls.
+func TestPullDiscardsFilesThatDoNotFormAModel(t *testing.T) {
+	srv := newHFServer(t, bertgen.Safetensors)
+	srv.override = map[string][]byte{fileConfig: {}}
+	store := Store{Dir: t.TempDir()}
+	if _, err := store.Pull(context.Background(), "", PullOptions{Endpoint: srv.URL}); err == nil {
+		t.Fatal("pull of an empty config.json succeeded")
+	}
+	if _, err := os.Stat(store.stagingPath(DefaultModel, DefaultRevision)); err == nil {
+		t.Error("the bad download was kept")
+	}
+	srv.mu.Lock()
+	srv.override = nil
+	srv.mu.Unlock()
+	if _, err := store.Pull(context.Background(), "", PullOptions{Endpoint: srv.URL}); err != nil {
+		t.Fatalf("pull after the server was fixed: %v", err)
 	}
 }
