@@ -13,8 +13,8 @@ import (
 // SessionRow is a session as the index lists it.
 type SessionRow struct {
 	ID, RootID, ParentID, ProjectID, Directory, Title, Agent, Era, FirstPrompt string
-	Created, Updated, Archived                                                  int64
-	Messages, Turns, ToolCalls                                                  int
+	Created, Updated, Archived                                                 int64
+	Messages, Turns, ToolCalls                                                 int
 }
 
 const sessionCols = `id, root_id, parent_id, project_id, directory, title, agent, era, first_prompt, created, updated, archived, messages, turns, tool_calls`

@@ -105,7 +105,7 @@ func (w *Writer) Commit(ctx context.Context) error {
 
 // DeleteSession removes a session's rows, documents and vocabulary counts.
 func (w *Writer) DeleteSession(ctx context.Context, id string) error {
-	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
+	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, coalesce(p.kind,''), d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
 		coalesce(p.input,''), coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
 		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.session_id = ?`, id)
 	if err != nil {
@@ -114,15 +114,17 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 	var rids []int64
 	for rows.Next() {
 		var rid int64
-		var kind, dtext, text, tool, title, input, output, errText, paths string
-		if err := rows.Scan(&rid, &kind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+		var kind, partKind, dtext, text, tool, title, input, output, errText, paths string
+		if err := rows.Scan(&rid, &kind, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
 			rows.Close()
 			return err
 		}
 		rids = append(rids, rid)
+		// Re-derive the document's text exactly as PutMessage did, to take
+		// its terms back out of the vocabulary.
 		body := dtext
 		if body == "" {
-			p := storedPart{Part: model.Part{Kind: model.Kind(kind), Text: text, Tool: tool, Title: title, Input: input, Output: output, Error: errText}}
+			p := storedPart{Part: model.Part{Kind: model.Kind(partKind), Text: text, Tool: tool, Title: title, Input: input, Output: output, Error: errText}}
 			if paths != "" {
 				p.Paths = strings.Split(paths, "\n")
 			}

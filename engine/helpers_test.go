@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fixture copies a committed OpenCode fixture (testdata/opencode/<name>)
+// into a temp dir and returns the path to open: the database, or the data
+// dir for the legacy JSON tree.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "opencode", name)
+	dst := filepath.Join(t.TempDir(), name)
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		_, err = io.Copy(out, in)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("copy fixture %s: %v", name, err)
+	}
+	if name == "legacy" {
+		return dst
+	}
+	return filepath.Join(dst, "opencode.db")
+}
+
+// openFixture opens an engine over a fixture with a fresh index and syncs.
+func openFixture(t testing.TB, name string) *Engine {
+	t.Helper()
+	return openAt(t, fixture(t, name), filepath.Join(t.TempDir(), "index.db"))
+}
+
+func openAt(t testing.TB, db, index string) *Engine {
+	t.Helper()
+	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: index, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	return e
+}
+
+func search(t testing.TB, e *Engine, q string, mod ...func(*SearchParams)) SearchResult {
+	t.Helper()
+	p := SearchParams{Query: q, Limit: 10}
+	for _, m := range mod {
+		m(&p)
+	}
+	res, err := e.Search(context.Background(), p)
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return res
+}

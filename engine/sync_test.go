@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+func hashFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, ",")
+}
+
+// opencode.db is byte-identical after every engine operation, and no file
+// (-wal, -shm, journal) appears beside it.
+func TestSourceNeverWritten(t *testing.T) {
+	for _, fx := range []string{"v1", "v2"} {
+		db := fixture(t, fx)
+		before, files := hashFile(t, db), listDir(t, filepath.Dir(db))
+		e := openAt(t, db, filepath.Join(t.TempDir(), "index.db"))
+		ctx := context.Background()
+		res := search(t, e, "cache")
+		if len(res.Hits) > 0 {
+			if _, err := e.Read(ctx, ReadParams{Cursor: res.Hits[0].Cursor, Mode: "full"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.Sessions(ctx, SessionsParams{Filter: "cache"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Status(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Sync(ctx, SyncOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		if after := hashFile(t, db); after != before {
+			t.Errorf("%s: opencode.db changed", fx)
+		}
+		if got := listDir(t, filepath.Dir(db)); got != files {
+			t.Errorf("%s: files beside opencode.db changed: %s -> %s", fx, files, got)
+		}
+	}
+}
+
+// dumpIndex renders the index's content (not its row ids) for comparison.
+func dumpIndex(t *testing.T, e *Engine) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT id, root_id, parent_id, directory, title, messages, turns, tool_calls, first_prompt, stamp FROM sessions ORDER BY id`,
+		`SELECT id, session_id, ord, role, error, summary FROM messages ORDER BY session_id, ord`,
+		`SELECT id, session_id, msg_ord, ord, kind, text, tool, status, input, output, output_len, error, paths FROM parts ORDER BY session_id, msg_ord, ord`,
+		`SELECT session_id, part_id, kind, role, tool, text FROM docs ORDER BY session_id, part_id, kind`,
+		`SELECT term, df FROM vocab ORDER BY term`,
+		`SELECT path, session_id FROM file_touches ORDER BY path, session_id`,
+	} {
+		rows, err := e.ix.DB().Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(&b, vals...)
+		}
+		rows.Close()
+	}
+	// The FTS index must answer the same: every vocabulary term's hits.
+	rows, err := e.ix.DB().Query(`SELECT term FROM vocab ORDER BY term LIMIT 400`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		terms = append(terms, s)
+	}
+	rows.Close()
+	for _, term := range terms {
+		var ids []string
+		r, err := e.ix.DB().Query(`SELECT d.session_id || '/' || d.part_id || '/' || d.kind FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?`, `"`+term+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			var s string
+			r.Scan(&s)
+			ids = append(ids, s)
+		}
+		r.Close()
+		sort.Strings(ids)
+		fmt.Fprintln(&b, term, ids)
+	}
+	return b.String()
+}
+
+// An index kept across a new, an edited and a deleted session matches a
+// fresh rebuild of the same history.
+func TestIncrementalMatchesRebuild(t *testing.T) {
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "kept.db"))
+	ctx := context.Background()
+	if r, err := e.Sync(ctx, SyncOptions{}); err != nil || !r.Idle {
+		t.Fatalf("second sync should be idle: %+v %v", r, err)
+	}
+	// Change the history the way OpenCode would: a writable handle on the
+	// copy (the engine itself never writes it).
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	mustExec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := w.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var victim, edited, template string
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Verbose build%'`).Scan(&victim)
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Fix invoice%'`).Scan(&edited)
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'List runtime%'`).Scan(&template)
+	if victim == "" || edited == "" || template == "" {
+		t.Fatal("fixture sessions not found")
+	}
+	mustExec(`DELETE FROM part WHERE session_id = ?`, victim)
+	mustExec(`DELETE FROM message WHERE session_id = ?`, victim)
+	mustExec(`DELETE FROM session WHERE id = ?`, victim)
+	mustExec(`UPDATE part SET data = json_set(data, '$.text', 'PLUMCOT_EDITED ' || json_extract(data, '$.text')), time_updated = time_updated + 1
+		WHERE id = (SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' LIMIT 1)`, edited)
+	mustExec(`UPDATE session SET title = 'Fix invoice total rounding drift (edited)' WHERE id = ?`, edited)
+	// A new session: a copy of another with fresh ids.
+	newID := "ses_0000000000000NEWSESSION01"
+	mustExec(`INSERT INTO session SELECT ?, project_id, workspace_id, parent_id, slug, directory, path, 'Copied session QUINCEBERRY',
+		version, share_url, summary_additions, summary_deletions, summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
+		tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created + 5, time_updated + 5,
+		time_compacting, time_archived FROM session WHERE id = ?`, newID, template)
+	mustExec(`INSERT INTO message SELECT 'n' || id, ?, time_created, time_updated, data FROM message WHERE session_id = ?`, newID, template)
+	mustExec(`INSERT INTO part SELECT 'n' || id, 'n' || message_id, ?, time_created, time_updated, data FROM part WHERE session_id = ?`, newID, template)
+
+	r, err := e.Sync(ctx, SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Added != 1 || r.Updated != 1 || r.Deleted != 1 {
+		t.Errorf("sync saw %+v, want 1 added, 1 updated, 1 deleted", r)
+	}
+	if hits := search(t, e, "PLUMCOT_EDITED").Hits; len(hits) == 0 || hits[0].SessionID != edited {
+		t.Errorf("edited text not found: %+v", hits)
+	}
+	if hits := search(t, e, "QUINCEBERRY").Hits; len(hits) == 0 || hits[0].SessionID != newID {
+		t.Errorf("new session not found: %+v", hits)
+	}
+	fresh := openAt(t, db, filepath.Join(t.TempDir(), "fresh.db"))
+	kept, rebuilt := dumpIndex(t, e), dumpIndex(t, fresh)
+	if kept != rebuilt {
+		t.Errorf("kept index differs from a rebuild:\n%s", firstDiff(kept, rebuilt))
+	}
+}
+
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d:\n kept:    %.300s\n rebuilt: %.300s", i, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("lengths differ: %d vs %d lines", len(la), len(lb))
+}
