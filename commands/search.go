@@ -106,11 +106,11 @@ func printSearch(w io.Writer, result any) error {
 		return err
 	}
 	for i, h := range res.Hits {
-		who := h.Role
+		label := strings.TrimSpace(h.Kind + " " + h.Role)
 		if h.Tool != "" {
-			who += " · " + h.Tool
+			label += " · " + h.Tool
 		}
-		fmt.Fprintf(w, "%2d. %s  [%s %s]  %s\n", i+1, h.Title, h.Kind, who, shortTime(h.Time))
+		fmt.Fprintf(w, "%2d. %s  [%s]  %s\n", i+1, h.Title, label, shortTime(h.Time))
 		fmt.Fprintf(w, "    %s\n", h.Snippet)
 		fmt.Fprintf(w, "    %s  read: recall read %s\n", h.Directory, h.Cursor)
 	}

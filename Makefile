@@ -1,0 +1,42 @@
+# Recall: build, test, evaluate, benchmark.
+GO       ?= go
+BIN      ?= bin/recall
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X github.com/recallhq/recall/commands.Version=$(VERSION)
+RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./commands/... ./lsp/...
+
+.PHONY: all build test test-go test-race test-editors eval bench fuzz vsix clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+# Everything CI runs.
+test: test-go test-race test-editors
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -count=1 -race -short $(RACE_PKGS)
+
+test-editors: build
+	@for t in editors/*/test/run.sh; do \
+		[ -x "$$t" ] || continue; \
+		echo "== $$t"; start=$$(date +%s); \
+		RECALL_BIN=$(CURDIR)/$(BIN) "$$t" || exit 1; \
+		echo "== $$t took $$(( $$(date +%s) - start ))s"; \
+	done
+
+# Ranking quality on the public corpus (../shared/corpus).
+eval:
+	$(GO) test -count=1 -run TestPublicEval -v ./engine/eval/ -args -eval.v
+
+# Speed and memory on a large cloned corpus (not part of CI).
+bench:
+	bash .ci/bench.sh
+
+clean:
+	rm -rf bin

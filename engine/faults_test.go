@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recallhq/recall/engine/source/opencode"
+)
+
+func noEnv(string) string { return "" }
+
+func TestMissingDatabaseNamesPaths(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope", "opencode.db")
+	_, err := Open(context.Background(), Options{DBPath: missing, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: noEnv})
+	if !errors.Is(err, opencode.ErrNotFound) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "--db") {
+		t.Fatalf("want a not-found error naming %s and --db, got %v", missing, err)
+	}
+	// Discovery tries OpenCode's own places and says which.
+	home := t.TempDir()
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	_, err = opencode.Locate("", env)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(home, ".local", "share", "opencode", "opencode.db")) {
+		t.Fatalf("discovery error should name the default path: %v", err)
+	}
+}
+
+// With no history anywhere, the bundled demo answers and says so.
+func TestDemoFallback(t *testing.T) {
+	data := t.TempDir()
+	env := func(k string) string {
+		if k == "XDG_DATA_HOME" {
+			return data
+		}
+		return ""
+	}
+	e, err := Open(context.Background(), Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if !e.IsDemo() || len(e.Notices()) == 0 || !strings.Contains(e.Notices()[0], "demo") {
+		t.Fatalf("demo not announced: %v", e.Notices())
+	}
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, e, "ErrEmailTaken").Hits; len(hits) == 0 {
+		t.Fatal("demo history has no hits for ErrEmailTaken")
+	}
+}
+
+func TestNotSQLiteAndTruncated(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string][]byte{
+		"text.db":  []byte("this is not a database at all, just some text that is long enough"),
+		"empty.db": {},
+	}
+	good, _ := os.ReadFile(fixture(t, "v1"))
+	cases["truncated.db"] = good[:len(good)/3]
+	for name, content := range cases {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, content, 0o644)
+		e, err := Open(context.Background(), Options{DBPath: p, IndexPath: filepath.Join(dir, name+".idx"), Getenv: noEnv})
+		if err == nil {
+			_, err = e.Sync(context.Background(), SyncOptions{})
+			e.Close()
+		}
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), p) || !(strings.Contains(err.Error(), "--db") || strings.Contains(err.Error(), "copy")) {
+			t.Errorf("%s: error should name the file and what to do: %v", name, err)
+		}
+	}
+}
+
+func TestUnknownSchema(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "other.db")
+	db, _ := sql.Open("sqlite", p)
+	db.Exec(`CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)`)
+	db.Close()
+	_, err := Open(context.Background(), Options{DBPath: p, IndexPath: p + ".idx", Getenv: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "unknown schema") {
+		t.Fatalf("want unknown schema error, got %v", err)
+	}
+}
+
+// A damaged index is rebuilt from the history, and the user is told.
+func TestCorruptIndexRebuilt(t *testing.T) {
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "index.db")
+	e := openAt(t, db, ix)
+	e.Close()
+	os.Remove(ix + "-wal")
+	os.Remove(ix + "-shm")
+	b, _ := os.ReadFile(ix)
+	for i := 100; i < len(b) && i < 200000; i += 7 {
+		b[i] ^= 0x5a
+	}
+	os.WriteFile(ix, b, 0o600)
+	e2 := openAt(t, db, ix)
+	joined := strings.Join(e2.Notices(), "\n")
+	if !strings.Contains(joined, "rebuilt") {
+		t.Fatalf("no rebuild notice: %q", joined)
+	}
+	if hits := search(t, e2, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
+		t.Fatal("rebuilt index finds nothing")
+	}
+}
+
+// Malformed rows are skipped and counted; everything else is indexed.
+func TestMalformedRowsSkipped(t *testing.T) {
+	db := fixture(t, "v1")
+	w, _ := sql.Open("sqlite", db)
+	id := func(q string) string {
+		var s string
+		if err := w.QueryRow(q).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	texts := []string{
+		id(`SELECT id FROM part WHERE json_extract(data,'$.type')='text' LIMIT 1 OFFSET 3`),
+		id(`SELECT id FROM part WHERE json_extract(data,'$.type')='text' LIMIT 1 OFFSET 5`),
+		id(`SELECT id FROM part WHERE json_extract(data,'$.type')='reasoning' LIMIT 1`),
+	}
+	msg := id(`SELECT id FROM message WHERE id NOT IN (SELECT message_id FROM part WHERE id IN ('` +
+		strings.Join(texts, "','") + `')) LIMIT 1 OFFSET 7`)
+	for q, arg := range map[string]string{
+		`UPDATE part SET data = '{"type":"text","text": broken' WHERE id = ?`:  texts[0],
+		`UPDATE part SET data = '{"type":"hologram","text":"x"}' WHERE id = ?`: texts[1],
+		`UPDATE part SET data = '{}' WHERE id = ?`:                             texts[2],
+		`UPDATE message SET data = 'not json' WHERE id = ?`:                    msg,
+	} {
+		if _, err := w.Exec(q, arg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Sync(context.Background(), SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 4 || len(res.Warnings) != 4 {
+		t.Errorf("skipped %d (%v), want 4", res.Skipped, res.Warnings)
+	}
+	if hits := search(t, e, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
+		t.Error("the rest of the history was not indexed")
+	}
+}
+
+// A database locked by a writer gives a clear error after the busy wait,
+// never a hang.
+func TestLockedDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the busy timeout")
+	}
+	db := fixture(t, "v1")
+	w, _ := sql.Open("sqlite", db)
+	w.SetMaxOpenConns(1)
+	conn, _ := w.Conn(context.Background())
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("want a locked error, got %v", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("waited %s", d)
+	}
+	conn.ExecContext(context.Background(), `ROLLBACK`)
+}
