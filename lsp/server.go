@@ -1,0 +1,403 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/engine"
+)
+
+// Config is how the server was started (flags of `recall lsp`).
+type Config struct {
+	DB, Index string
+	Logger    *slog.Logger
+	// Getenv replaces os.Getenv for engine discovery (tests).
+	Getenv func(string) string
+	// PollInterval is how often the watcher looks at the history's files;
+	// 0 = DefaultPollInterval.
+	PollInterval time.Duration
+}
+
+// DefaultPollInterval: a stat of two files per second costs nothing and
+// keeps results within about two seconds of OpenCode's writes.
+const DefaultPollInterval = time.Second
+
+// InitOptions are the initializationOptions a client may send.
+type InitOptions struct {
+	DB             string `json:"db,omitempty"`
+	Index          string `json:"index,omitempty"`
+	ExcludeSession string `json:"excludeSession,omitempty"`
+	Watch          *bool  `json:"watch,omitempty"`
+}
+
+type lifecycle int
+
+const (
+	stateNew lifecycle = iota
+	stateRunning
+	stateShutdown
+)
+
+// Server is one LSP connection's state.
+type Server struct {
+	cfg    Config
+	base   context.Context // the connection's lifetime
+	log    *slog.Logger
+	conn   jsonrpc2.Conn
+	client protocol.Client
+
+	mu          sync.Mutex
+	state       lifecycle
+	eng         *engine.Engine
+	opts        InitOptions
+	watching    bool
+	progressCap bool // client accepts window/workDoneProgress/create
+	lensRefresh bool // client accepts workspace/codeLens/refresh
+	docs        map[uri.URI]string
+	inflight    map[jsonrpc2.ID]context.CancelFunc
+	stopWatch   context.CancelFunc
+	watchDone   chan struct{}
+	exited      chan bool // true: clean exit after shutdown
+	syncMu      sync.Mutex
+}
+
+// NewServer makes a server; Run serves one connection.
+func NewServer(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, docs: map[uri.URI]string{},
+		inflight: map[jsonrpc2.ID]context.CancelFunc{}, exited: make(chan bool, 1)}
+}
+
+// Run serves rwc until the client sends exit or the transport ends; it
+// reports whether the client shut down cleanly.
+func (s *Server) Run(ctx context.Context, rwc io.ReadWriteCloser) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.base = ctx
+	s.conn = jsonrpc2.NewConn(newStream(rwc, MaxMessageBytes), jsonrpc2.WithCodec(codec{}))
+	s.client = protocol.ClientDispatcher(s.conn)
+	s.conn.Go(ctx, s.handle)
+	clean := false
+	select {
+	case clean = <-s.exited:
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	cancel()
+	s.stop()
+	// Closing the transport ends the read loop on pipes and sockets; a
+	// blocking stdin read may outlive it, which is harmless: the process
+	// exits next.
+	rwc.Close()
+	select {
+	case <-s.conn.Done():
+	case <-time.After(time.Second):
+	}
+	return clean
+}
+
+// stop ends background work and closes the engine (idempotent).
+func (s *Server) stop() {
+	s.mu.Lock()
+	stopWatch, done, eng := s.stopWatch, s.watchDone, s.eng
+	s.stopWatch, s.eng = nil, nil
+	s.mu.Unlock()
+	if stopWatch != nil {
+		stopWatch()
+		<-done
+	}
+	if eng != nil {
+		s.syncMu.Lock() // a request's sync may still be writing
+		eng.Close()
+		s.syncMu.Unlock()
+	}
+}
+
+// handle is the one entry point for every incoming message. Notifications
+// run inline, in wire order (document changes must land before the hover
+// that follows them); calls other than the lifecycle ones are released to
+// run concurrently so a slow search never holds up a hover.
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
+	method := req.Method()
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", "method", method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall: internal error in %s: %v", method, r)
+			if !req.IsCall() {
+				err = nil // a notification error would end the connection
+			}
+		}
+	}()
+	if !req.IsCall() {
+		s.notification(ctx, method, req.Params())
+		return nil, nil
+	}
+	if method != protocol.MethodInitialize && method != protocol.MethodShutdown {
+		jsonrpc2.Async(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	id := req.ID()
+	s.mu.Lock()
+	s.inflight[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, id)
+		s.mu.Unlock()
+		cancel()
+	}()
+	start := time.Now()
+	result, err = s.call(ctx, method, req.Params())
+	err = rpcError(err)
+	s.log.Debug("request", "method", method, "ms", time.Since(start).Milliseconds(), "err", err)
+	if err == nil && result == nil {
+		result = jsonrpc2.RawMessage("null")
+	}
+	return result, err
+}
+
+// call dispatches one request after the lifecycle checks.
+func (s *Server) call(ctx context.Context, method string, raw jsonrpc2.RawMessage) (any, error) {
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	switch {
+	case method == protocol.MethodInitialize:
+		if state != stateNew {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already called")
+		}
+		return s.initialize(ctx, raw)
+	case state == stateNew:
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized; send initialize first")
+	case state == stateShutdown:
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shut down; send exit")
+	case method == protocol.MethodShutdown:
+		s.mu.Lock()
+		s.state = stateShutdown
+		s.mu.Unlock()
+		s.stop()
+		return nil, nil
+	}
+	if h, ok := requestHandlers[method]; ok {
+		return h(s, ctx, raw)
+	}
+	if name, ok := customCommand(method); ok {
+		return s.runCommand(ctx, name, json.RawMessage(raw), nil)
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "recall lsp does not handle %s", method)
+}
+
+type requestHandler func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error)
+
+var requestHandlers map[string]requestHandler
+
+func init() {
+	requestHandlers = map[string]requestHandler{
+		protocol.MethodWorkspaceExecuteCommand:      (*Server).executeCommand,
+		protocol.MethodWorkspaceSymbol:              (*Server).symbols,
+		protocol.MethodTextDocumentHover:            (*Server).hover,
+		protocol.MethodTextDocumentCodeLens:         (*Server).codeLens,
+		protocol.MethodWorkspaceTextDocumentContent: (*Server).textDocumentContent,
+		methodTranscript:                            (*Server).transcript,
+	}
+}
+
+// notification handles a notification; errors are logged, never returned
+// (jsonrpc2 would end the connection).
+func (s *Server) notification(ctx context.Context, method string, raw jsonrpc2.RawMessage) {
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	if method == protocol.MethodExit {
+		select {
+		case s.exited <- state == stateShutdown:
+		default:
+		}
+		return
+	}
+	if state == stateNew {
+		return // the spec: drop notifications before initialize
+	}
+	var err error
+	switch method {
+	case protocol.MethodCancelRequest:
+		err = s.cancelRequest(raw)
+	case protocol.MethodTextDocumentDidOpen:
+		var p protocol.DidOpenTextDocumentParams
+		if err = protocol.Unmarshal(raw, &p); err == nil {
+			s.setDoc(p.TextDocument.URI, p.TextDocument.Text)
+		}
+	case protocol.MethodTextDocumentDidChange:
+		var p protocol.DidChangeTextDocumentParams
+		if err = protocol.Unmarshal(raw, &p); err == nil {
+			s.applyChanges(p.TextDocument.URI, p.ContentChanges)
+		}
+	case protocol.MethodTextDocumentDidClose:
+		var p protocol.DidCloseTextDocumentParams
+		if err = protocol.Unmarshal(raw, &p); err == nil {
+			s.mu.Lock()
+			delete(s.docs, p.TextDocument.URI)
+			s.mu.Unlock()
+		}
+	}
+	if err != nil {
+		s.log.Warn("bad notification", "method", method, "err", err)
+	}
+}
+
+func (s *Server) cancelRequest(raw jsonrpc2.RawMessage) error {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	var id jsonrpc2.ID
+	var n int64
+	var str string
+	switch {
+	case json.Unmarshal(p.ID, &n) == nil:
+		id = jsonrpc2.NewNumberID(n)
+	case json.Unmarshal(p.ID, &str) == nil:
+		id = jsonrpc2.NewStringID(str)
+	default:
+		return fmt.Errorf("malformed id %s", p.ID)
+	}
+	s.mu.Lock()
+	cancel := s.inflight[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}
+
+// initialize opens the engine with the client's options and answers with
+// the capabilities.
+func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	var p protocol.InitializeParams
+	if err := protocol.Unmarshal(raw, &p); err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize params: %v", err)
+	}
+	var opts InitOptions
+	if len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
+		dec := json.NewDecoder(bytesReader(p.InitializationOptions))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&opts); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: db, index, excludeSession, watch", err)
+		}
+	}
+	dbPath, ixPath := firstNonEmpty(opts.DB, s.cfg.DB), firstNonEmpty(opts.Index, s.cfg.Index)
+	if dbPath != "" {
+		dbPath, _ = filepath.Abs(dbPath)
+	}
+	eng, err := engine.Open(ctx, engine.Options{DBPath: dbPath, IndexPath: ixPath, Logger: s.log, Getenv: s.cfg.Getenv})
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall cannot open the history: %v (set initializationOptions.db to an opencode.db)", err)
+	}
+	caps := p.Capabilities
+	s.mu.Lock()
+	s.eng, s.opts, s.state = eng, opts, stateRunning
+	s.watching = opts.Watch == nil || *opts.Watch
+	s.progressCap = caps.Window != nil && caps.Window.WorkDoneProgress != nil && *caps.Window.WorkDoneProgress
+	s.lensRefresh = caps.Workspace != nil && caps.Workspace.CodeLens != nil && caps.Workspace.CodeLens.RefreshSupport != nil && *caps.Workspace.CodeLens.RefreshSupport
+	s.mu.Unlock()
+	s.log.Info("initialized", "source", eng.SourcePath(), "index", eng.IndexPath(), "watch", s.watching)
+	go s.afterInitialize(s.base, eng.Notices())
+	return &protocol.InitializeResult{Capabilities: capabilities(), ServerInfo: protocol.ServerInfo{
+		Name: "recall", Version: protocol.NewOptional(commands.Version)}}, nil
+}
+
+// afterInitialize sends the engine's notices and starts the watcher. It
+// runs after the initialize response is on its way (a server must not send
+// requests before answering initialize).
+func (s *Server) afterInitialize(ctx context.Context, notices []string) {
+	for _, n := range notices {
+		s.notify(ctx, protocol.MessageTypeInfo, n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.watching || s.state != stateRunning {
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	s.stopWatch, s.watchDone = cancel, make(chan struct{})
+	go s.watch(wctx, s.eng, s.watchDone)
+}
+
+func capabilities() protocol.ServerCapabilities {
+	return protocol.ServerCapabilities{
+		TextDocumentSync:        protocol.TextDocumentSyncKindFull,
+		HoverProvider:           protocol.Boolean(true),
+		WorkspaceSymbolProvider: protocol.Boolean(true),
+		CodeLensProvider:        &protocol.CodeLensOptions{ResolveProvider: ptr(false)},
+		ExecuteCommandProvider:  protocol.ExecuteCommandOptions{Commands: CommandNames()},
+		Workspace: &protocol.WorkspaceOptions{
+			TextDocumentContent: &protocol.TextDocumentContentOptions{Schemes: []string{Scheme}},
+		},
+	}
+}
+
+// engineFor returns the open engine, or an error once the server stopped.
+func (s *Server) engine() (*engine.Engine, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.eng == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shut down")
+	}
+	return s.eng, nil
+}
+
+// notify sends a window/logMessage (and logs it).
+func (s *Server) notify(ctx context.Context, typ protocol.MessageType, msg string) {
+	s.log.Info("notice", "msg", msg)
+	if err := s.client.LogMessage(context.WithoutCancel(ctx), &protocol.LogMessageParams{Type: typ, Message: "recall: " + msg}); err != nil {
+		s.log.Warn("logMessage", "err", err)
+	}
+}
+
+// rpcError maps an error to its JSON-RPC code: invalid input (a ParamError,
+// a bad cursor or recall: URI) is -32602 with the message naming the field;
+// a cancelled request is -32800; anything else -32603.
+func rpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var wire *jsonrpc2.Error
+	switch {
+	case errors.As(err, &wire):
+		return wire
+	case commands.IsParamError(err), errors.Is(err, engine.ErrBadCursor), errors.Is(err, errBadURI):
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
+	case errors.Is(err, context.Canceled):
+		return jsonrpc2.NewError(protocol.CodeRequestCancelled, "request cancelled")
+	}
+	return jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,172 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/recallhq/recall/engine"
+)
+
+// watch keeps the index fresh: a first sync at start, then a stat poll of
+// the history's files; a change syncs once the files have stopped changing
+// for one interval (OpenCode writes a turn in bursts).
+func (s *Server) watch(ctx context.Context, eng *engine.Engine, done chan struct{}) {
+	defer close(done)
+	s.backgroundSync(ctx, eng)
+	last := eng.SourceFingerprint()
+	dirty := false
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fp := eng.SourceFingerprint()
+		switch {
+		case fp != last:
+			last, dirty = fp, true
+		case dirty:
+			dirty = false
+			s.backgroundSync(ctx, eng)
+		}
+	}
+}
+
+func (s *Server) backgroundSync(ctx context.Context, eng *engine.Engine) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	prog := s.newProgress(ctx, "Recall: indexing", nil)
+	res, err := eng.Sync(ctx, engine.SyncOptions{Progress: func(p engine.SyncProgress) { prog.report(p.Done, p.Total) }})
+	prog.end("")
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("background sync", "err", err)
+			s.notify(ctx, protocol.MessageTypeWarning, fmt.Sprintf("updating the index failed: %v", err))
+		}
+		return
+	}
+	s.log.Info("background sync", "idle", res.Idle, "added", res.Added, "updated", res.Updated, "deleted", res.Deleted, "ms", res.TookMS)
+	s.afterSync(ctx, res)
+}
+
+// afterSync tells the client that the index changed: a notice for skipped
+// rows, recall/indexUpdated, and a code lens refresh.
+func (s *Server) afterSync(ctx context.Context, res engine.SyncResult) {
+	if res.Skipped > 0 {
+		s.notify(ctx, protocol.MessageTypeWarning, fmt.Sprintf("skipped %d malformed rows in the history", res.Skipped))
+	}
+	if res.Idle || res.Added+res.Updated+res.Deleted == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if raw, err := encodeResult(res); err == nil {
+		if err := s.conn.Notify(ctx, methodIndexUpdated, raw); err != nil {
+			s.log.Warn("indexUpdated", "err", err)
+		}
+	}
+	s.mu.Lock()
+	refresh := s.lensRefresh
+	s.mu.Unlock()
+	if refresh {
+		go func() { _ = s.client.CodeLensRefresh(ctx) }() // a request: never wait on the client here
+	}
+}
+
+// progress reports one sync as work-done progress. It begins lazily, at
+// the first session synced, so an idle sync sends nothing.
+type progress struct {
+	s       *Server
+	ctx     context.Context
+	title   string
+	token   protocol.ProgressToken
+	mu      sync.Mutex
+	begun   bool
+	ok      bool
+	lastPct int
+}
+
+var progressSeq atomic.Int64
+
+// newProgress prepares progress under the client's token (a workDoneToken
+// it sent) or, when the client supports it, a token the server creates.
+func (s *Server) newProgress(ctx context.Context, title string, clientToken json.RawMessage) *progress {
+	p := &progress{s: s, ctx: context.WithoutCancel(ctx), title: title, lastPct: -1}
+	var n int32
+	var str string
+	switch {
+	case len(clientToken) == 0 || string(clientToken) == "null":
+	case json.Unmarshal(clientToken, &n) == nil:
+		p.token, p.ok = protocol.Integer(n), true
+	case json.Unmarshal(clientToken, &str) == nil:
+		p.token, p.ok = protocol.String(str), true
+	}
+	return p
+}
+
+func (p *progress) report(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.begun {
+		p.begun = true
+		if !p.ok {
+			p.s.mu.Lock()
+			capable := p.s.progressCap
+			p.s.mu.Unlock()
+			if !capable {
+				return
+			}
+			p.token = protocol.String(fmt.Sprintf("recall/sync/%d", progressSeq.Add(1)))
+			if err := p.s.client.WorkDoneProgressCreate(p.ctx, &protocol.WorkDoneProgressCreateParams{Token: p.token}); err != nil {
+				p.s.log.Warn("workDoneProgress/create", "err", err)
+				return
+			}
+			p.ok = true
+		}
+		p.send(&protocol.WorkDoneProgressBegin{Kind: "begin", Title: p.title, Percentage: ptr(uint32(0)),
+			Message: ptr(fmt.Sprintf("0/%d sessions", total))})
+	}
+	if !p.ok || total == 0 {
+		return
+	}
+	pct := 100 * done / total
+	if pct == p.lastPct {
+		return // one report per percent at most
+	}
+	p.lastPct = pct
+	p.send(&protocol.WorkDoneProgressReport{Kind: "report", Percentage: ptr(uint32(pct)), Message: ptr(fmt.Sprintf("%d/%d sessions", done, total))})
+}
+
+func (p *progress) end(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.begun || !p.ok {
+		return
+	}
+	end := &protocol.WorkDoneProgressEnd{Kind: "end"}
+	if msg != "" {
+		end.Message = &msg
+	}
+	p.send(end)
+	p.ok = false
+}
+
+func (p *progress) send(value any) {
+	raw, err := protocol.Marshal(value)
+	if err != nil {
+		return
+	}
+	if err := p.s.client.Progress(p.ctx, &protocol.ProgressParams{Token: p.token, Value: raw}); err != nil {
+		p.s.log.Warn("$/progress", "err", err)
+	}
+}
