@@ -1,0 +1,494 @@
+// The Recall extension: starts `recall lsp`, and adds search, browsing and
+// read-only transcripts on top of it. Hover, code lens and workspace symbols
+// come straight from the server; this file only wires VS Code to it.
+
+import * as fs from 'fs';
+import * as os from 'os';
+import * as vscode from 'vscode';
+import {
+  CancellationToken as LspCancellationToken,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+} from 'vscode-languageclient/node';
+
+import { RESTART_KEYS, serverLaunch } from './config';
+import { LatestRunner } from './debounce';
+import { hitItem, oneLine, sessionItem } from './format';
+import { OPEN_URI_COMMAND, rewriteRecallLinks } from './links';
+import type { Hit, ReadResult, SearchResult, SessionInfo, SessionsResult } from './protocol';
+import { Requests } from './protocol';
+import {
+  classifyInput,
+  formatUri,
+  isCursor,
+  isSessionId,
+  messageLine,
+  SCHEME,
+  TranscriptTarget,
+  transcriptUri,
+} from './uri';
+
+/** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
+const SEARCH_DEBOUNCE_MS = 150;
+/** Rows per search; a quick pick shows ~10 at a time, the rest is scrolling room. */
+const SEARCH_LIMIT = 30;
+const SESSIONS_LIMIT = 50;
+
+/** Client-side command ids. They must not collide with the server's executeCommandProvider list (recall.search, recall.read, recall.sessions, recall.status, recall.sync, recall.files, recall.reindex), which vscode-languageclient registers itself. */
+const Commands = {
+  search: 'recall.searchHistory',
+  browse: 'recall.browseSessions',
+  open: 'recall.openTranscript',
+  reindex: 'recall.reindexHistory',
+  restart: 'recall.restartServer',
+  fileSessions: 'recall.showFileSessions',
+  openUri: OPEN_URI_COMMAND,
+} as const;
+
+/** When set (by the e2e test), each opened transcript is also written here as JSON. */
+const TEST_OUT_ENV = 'RECALL_VSCODE_TEST_OUT';
+
+let output: vscode.OutputChannel;
+let client: LanguageClient | undefined;
+let starting: Promise<LanguageClient> | undefined;
+let transcripts: TranscriptProvider;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('Recall');
+  transcripts = new TranscriptProvider();
+  context.subscriptions.push(
+    output,
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, transcripts),
+    vscode.commands.registerCommand(Commands.search, (query?: unknown) => run(() => searchHistory(typeof query === 'string' ? query : ''))),
+    vscode.commands.registerCommand(Commands.browse, () => run(browseSessions)),
+    vscode.commands.registerCommand(Commands.open, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.commands.registerCommand(Commands.reindex, () => run(reindex)),
+    vscode.commands.registerCommand(Commands.restart, () => run(restartClient)),
+    vscode.commands.registerCommand(Commands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
+    vscode.commands.registerCommand(Commands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void run(restartClient);
+    }),
+    { dispose: () => void stopClient() },
+  );
+  // Start now, not on first command: hover and code lens need the server too.
+  ensureClient().catch(() => {
+    /* reported in ensureClient */
+  });
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}
+
+// ---------------------------------------------------------------------------
+// The language client
+
+function createClient(): LanguageClient {
+  const cfg = vscode.workspace.getConfiguration('recall');
+  const launch = serverLaunch(
+    {
+      serverPath: cfg.get<string>('serverPath'),
+      databasePath: cfg.get<string>('databasePath'),
+      indexPath: cfg.get<string>('indexPath'),
+    },
+    { home: os.homedir(), workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+  );
+  output.appendLine(`starting ${launch.command} ${launch.args.join(' ')} ${JSON.stringify(launch.initializationOptions)}`);
+  const serverOptions: ServerOptions = { command: launch.command, args: launch.args };
+  const clientOptions: LanguageClientOptions = {
+    // Hover works on ses_/msg_ ids in any document; code lens on files
+    // touched by past sessions (the server decides which).
+    documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }, { scheme: SCHEME }],
+    initializationOptions: launch.initializationOptions,
+    outputChannel: output,
+    middleware: {
+      provideHover: async (document, position, token, next) => {
+        const hover = await next(document, position, token);
+        if (!hover) return hover;
+        hover.contents = hover.contents.map(trustRecallLinks);
+        return hover;
+      },
+    },
+  };
+  const c = new LanguageClient('recall', 'Recall', serverOptions, clientOptions);
+  c.onNotification('recall/indexUpdated', () => transcripts.refreshAll());
+  return c;
+}
+
+function trustRecallLinks(content: vscode.MarkdownString | vscode.MarkedString): vscode.MarkdownString | vscode.MarkedString {
+  const value = typeof content === 'string' ? content : 'value' in content && !('language' in content) ? content.value : undefined;
+  if (value === undefined) return content;
+  const { text, changed } = rewriteRecallLinks(value);
+  if (!changed) return content;
+  const md = new vscode.MarkdownString(text);
+  md.isTrusted = { enabledCommands: [OPEN_URI_COMMAND] };
+  return md;
+}
+
+/** The running client, started on first use; rejects (after telling the user) when the server cannot start. */
+function ensureClient(): Promise<LanguageClient> {
+  if (client && client.state === State.Running) return Promise.resolve(client);
+  if (!starting) {
+    const c = createClient();
+    client = c;
+    starting = c
+      .start()
+      .then(() => c)
+      .catch(async (err: unknown) => {
+        starting = undefined;
+        client = undefined;
+        await c.dispose().catch(() => undefined);
+        const msg = startFailureMessage(err);
+        output.appendLine(msg);
+        void vscode.window.showErrorMessage(msg, 'Open Settings', 'Show Log').then((choice) => {
+          if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'recall.');
+          if (choice === 'Show Log') output.show();
+        });
+        throw err;
+      });
+  }
+  return starting;
+}
+
+function startFailureMessage(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  const path = vscode.workspace.getConfiguration('recall').get<string>('serverPath') || 'recall';
+  if (/ENOENT/.test(text)) {
+    return `Recall: could not start the server "${path}" (not found). Install recall or set "recall.serverPath".`;
+  }
+  return `Recall: the server did not start: ${text}`;
+}
+
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  starting = undefined;
+  if (c) {
+    try {
+      await c.stop(2000);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+async function restartClient(): Promise<void> {
+  await stopClient();
+  await ensureClient();
+  transcripts.refreshAll();
+}
+
+/** Runs a command body; errors become one error message instead of an unhandled rejection. */
+async function run(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (isCancelled(err)) return;
+    const msg = err instanceof Error ? err.message : String(err);
+    output.appendLine(`error: ${msg}`);
+    void vscode.window.showErrorMessage(`Recall: ${msg}`);
+  }
+}
+
+function isCancelled(err: unknown): boolean {
+  return err instanceof vscode.CancellationError || (typeof err === 'object' && err !== null && (err as { code?: number }).code === -32800);
+}
+
+async function request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
+  const c = await ensureClient();
+  return c.sendRequest<R>(method, params, token as LspCancellationToken | undefined);
+}
+
+/** An AbortSignal as a CancellationToken (the debouncer speaks AbortSignal). */
+function tokenFor(signal: AbortSignal): vscode.CancellationToken {
+  const cts = new vscode.CancellationTokenSource();
+  if (signal.aborted) cts.cancel();
+  else signal.addEventListener('abort', () => cts.cancel(), { once: true });
+  return cts.token;
+}
+
+// ---------------------------------------------------------------------------
+// Transcripts: read-only markdown documents under recall:
+
+class TranscriptProvider implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  /** The last read result per document, for titles and the test report. */
+  readonly results = new Map<string, ReadResult>();
+
+  async provideTextDocumentContent(uri: vscode.Uri, token: vscode.CancellationToken): Promise<string> {
+    // vscode-languageclient 9 has no workspace/textDocumentContent, so this
+    // is the server's documented fallback: recall/transcript {uri} runs the
+    // same read and returns the recall/read result.
+    const res = await request<ReadResult>(Requests.transcript, { uri: formatUri(uri) }, token);
+    this.results.set(uri.toString(), res);
+    return res.text;
+  }
+
+  refreshAll(): void {
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === SCHEME) this.changed.fire(doc.uri);
+    }
+  }
+}
+
+/**
+ * Opens a session as a markdown transcript. The document is always the whole
+ * session (one tab per session); revealIndex scrolls to that message.
+ */
+async function openTranscript(target: TranscriptTarget, revealIndex?: number): Promise<void> {
+  const uri = vscode.Uri.from(transcriptUri(target));
+  let doc = await vscode.workspace.openTextDocument(uri);
+  if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+  const editor = await vscode.window.showTextDocument(doc, { preview: true });
+  let line = -1;
+  if (revealIndex !== undefined) {
+    line = messageLine(doc.getText(), revealIndex);
+    if (line >= 0) {
+      const pos = new vscode.Position(line, 0);
+      editor.selection = new vscode.Selection(pos, pos);
+      editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.AtTop);
+    }
+  }
+  writeTestReport(doc, line);
+}
+
+/** Opens the session a cursor points into, scrolled to the cursor's message. */
+async function openCursor(cursor: string): Promise<void> {
+  // A one-message window around the cursor names its session and the
+  // message's index; the document itself is the whole session.
+  const res = await request<ReadResult>(Requests.read, { cursor, mode: 'around', limit: 1, format: 'markdown' });
+  const sessionId = res.session?.id;
+  if (!sessionId) throw new Error('the server did not say which session the cursor belongs to');
+  await openTranscript({ sessionId }, res.anchor ? res.range?.first : undefined);
+}
+
+/** Opens a recall: URI target: "around" becomes the whole session scrolled to that message. */
+async function openTarget(target: TranscriptTarget): Promise<void> {
+  if (!target.around || (target.mode && target.mode !== 'around')) {
+    await openTranscript(target);
+    return;
+  }
+  const probe = transcriptUri({ sessionId: target.sessionId, around: target.around, mode: 'around', limit: 1 });
+  const res = await request<ReadResult>(Requests.transcript, { uri: formatUri(probe) });
+  await openTranscript({ sessionId: target.sessionId }, res.range?.first);
+}
+
+async function openTranscriptCommand(arg?: unknown): Promise<void> {
+  let input = typeof arg === 'string' ? arg : argCursor(arg);
+  if (!input) {
+    input = await vscode.window.showInputBox({
+      title: 'Recall: Open Transcript',
+      prompt: 'A cursor (from a search hit or `recall search`) or a session id (ses_…)',
+      placeHolder: 'rc1.… or ses_…',
+      value: idUnderCursor(),
+      ignoreFocusOut: true,
+      validateInput: (v) => {
+        const c = classifyInput(v);
+        return c.kind === 'invalid' && v.trim() !== '' ? c.message : undefined;
+      },
+    });
+    if (input === undefined) return;
+  }
+  const c = classifyInput(input);
+  switch (c.kind) {
+    case 'cursor':
+      return openCursor(c.cursor);
+    case 'session':
+      return openTranscript({ sessionId: c.sessionId });
+    case 'uri':
+      return openTarget(c.target);
+    case 'invalid':
+      throw new Error(c.message);
+  }
+}
+
+/** Accepts {cursor} or {sessionId} objects from other extensions and links. */
+function argCursor(arg: unknown): string | undefined {
+  if (typeof arg !== 'object' || arg === null) return undefined;
+  const o = arg as { cursor?: unknown; sessionId?: unknown };
+  if (typeof o.cursor === 'string') return o.cursor;
+  if (typeof o.sessionId === 'string') return o.sessionId;
+  return undefined;
+}
+
+/** A cursor or session id under the editor's selection, to prefill the input box. */
+function idUnderCursor(): string {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed) return '';
+  const selected = ed.document.getText(ed.selection).trim();
+  if (isCursor(selected) || isSessionId(selected)) return selected;
+  const range = ed.document.getWordRangeAtPosition(ed.selection.active, /rc\d+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|ses_[A-Za-z0-9]+/);
+  return range ? ed.document.getText(range) : '';
+}
+
+function writeTestReport(doc: vscode.TextDocument, line: number): void {
+  const out = process.env[TEST_OUT_ENV];
+  if (!out) return;
+  const res = transcripts.results.get(doc.uri.toString());
+  const report = {
+    uri: formatUri(doc.uri),
+    languageId: doc.languageId,
+    title: res?.session?.title ?? '',
+    sessionId: res?.session?.id ?? '',
+    revealedLine: line,
+    text: doc.getText(),
+  };
+  try {
+    fs.writeFileSync(out, JSON.stringify(report, null, 2));
+  } catch (err) {
+    output.appendLine(`test report ${out}: ${String(err)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Search History: a quick pick that searches as you type
+
+interface HitPick extends vscode.QuickPickItem {
+  hit?: Hit;
+}
+
+async function searchHistory(initial: string): Promise<void> {
+  await ensureClient();
+  const qp = vscode.window.createQuickPick<HitPick>();
+  qp.title = 'Recall: Search History';
+  qp.placeholder = 'Search past sessions: prompts, answers, tool calls, outputs ("phrases", -exclude)';
+  qp.matchOnDescription = false;
+  qp.matchOnDetail = false;
+  qp.value = initial;
+  const home = os.homedir();
+  const runner = new LatestRunner<string, SearchResult>(
+    SEARCH_DEBOUNCE_MS,
+    (query, signal) => request<SearchResult>(Requests.search, { query, limit: SEARCH_LIMIT }, tokenFor(signal)),
+    (res, query) => {
+      const hits = res.hits ?? [];
+      const now = Date.now();
+      const items: HitPick[] = hits.map((hit) => ({ ...hitItem(hit, now, home), hit }));
+      if (items.length === 0) {
+        items.push({ label: query.trim() ? `No matches for "${oneLine(query, 60)}"` : 'No sessions yet', alwaysShow: true });
+      }
+      qp.items = items;
+      const notes = [...(res.notices ?? []), ...(res.corrections ?? []).map((c) => `did you mean: ${c}`)];
+      qp.title = notes.length ? `Recall: Search History — ${oneLine(notes.join('; '), 120)}` : 'Recall: Search History';
+    },
+    (err) => {
+      if (isCancelled(err)) return;
+      qp.items = [{ label: `$(error) ${err instanceof Error ? err.message : String(err)}`, alwaysShow: true }];
+    },
+    (busy) => (qp.busy = busy),
+  );
+  qp.onDidChangeValue((v) => runner.schedule(v));
+  qp.onDidAccept(() => {
+    const hit = (qp.selectedItems[0] ?? qp.activeItems[0])?.hit;
+    if (!hit) return;
+    qp.hide();
+    void run(() => openCursor(hit.cursor));
+  });
+  qp.onDidHide(() => {
+    runner.dispose();
+    qp.dispose();
+  });
+  qp.show();
+  runner.schedule(initial, true);
+}
+
+// ---------------------------------------------------------------------------
+// Browse Sessions
+
+interface SessionPick extends vscode.QuickPickItem {
+  session?: SessionInfo;
+}
+
+async function browseSessions(): Promise<void> {
+  await ensureClient();
+  const qp = vscode.window.createQuickPick<SessionPick>();
+  qp.title = 'Recall: Browse Sessions';
+  qp.placeholder = 'Filter sessions by title';
+  const home = os.homedir();
+  const runner = new LatestRunner<string, SessionsResult>(
+    SEARCH_DEBOUNCE_MS,
+    (filter, signal) => request<SessionsResult>(Requests.sessions, { filter, limit: SESSIONS_LIMIT }, tokenFor(signal)),
+    (res) => {
+      const now = Date.now();
+      const items: SessionPick[] = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
+      qp.items = items.length ? items : [{ label: 'No sessions match', alwaysShow: true }];
+    },
+    (err) => {
+      if (isCancelled(err)) return;
+      qp.items = [{ label: `$(error) ${err instanceof Error ? err.message : String(err)}`, alwaysShow: true }];
+    },
+    (busy) => (qp.busy = busy),
+  );
+  qp.onDidChangeValue((v) => runner.schedule(v));
+  qp.onDidAccept(() => {
+    const s = (qp.selectedItems[0] ?? qp.activeItems[0])?.session;
+    if (!s) return;
+    qp.hide();
+    void run(() => openTranscript({ sessionId: s.id }));
+  });
+  qp.onDidHide(() => {
+    runner.dispose();
+    qp.dispose();
+  });
+  qp.show();
+  runner.schedule('', true);
+}
+
+// ---------------------------------------------------------------------------
+// The code lens command: sessions that touched a file
+
+interface FileSessionsArg {
+  path: string;
+  total?: number;
+  sessionIds?: string[];
+}
+
+async function showFileSessions(arg?: unknown): Promise<void> {
+  const a = arg as FileSessionsArg | undefined;
+  if (!a || typeof a.path !== 'string') throw new Error('showFileSessions needs {path, sessionIds}');
+  const home = os.homedir();
+  let items: SessionPick[];
+  try {
+    const res = await request<{ sessions: SessionInfo[] | null }>(Requests.files, { path: a.path, limit: SESSIONS_LIMIT });
+    const now = Date.now();
+    items = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
+  } catch (err) {
+    // Titles are a nicety; the ids from the lens still open.
+    output.appendLine(`recall/files: ${String(err)}`);
+    items = (a.sessionIds ?? []).map((id) => ({ label: id, session: { id } as SessionInfo }));
+  }
+  const pick = await vscode.window.showQuickPick(items, {
+    title: `Recall: ${a.total ?? items.length} past sessions touched ${a.path.split('/').pop()}`,
+    matchOnDescription: true,
+  });
+  if (pick?.session) await openTranscript({ sessionId: pick.session.id });
+}
+
+// ---------------------------------------------------------------------------
+// Reindex
+
+interface SyncResult {
+  idle?: boolean;
+  added?: number;
+  updated?: number;
+  deleted?: number;
+  parts?: number;
+  tookMs?: number;
+  busy?: boolean;
+}
+
+async function reindex(): Promise<void> {
+  const res = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Recall: reindexing history…', cancellable: true },
+    (_progress, token) => request<SyncResult>(Requests.reindex, {}, token),
+  );
+  const secs = ((res.tookMs ?? 0) / 1000).toFixed(1);
+  const msg = res.busy
+    ? 'Recall: another process is indexing; try again shortly.'
+    : `Recall: reindexed in ${secs}s (${res.added ?? 0} added, ${res.updated ?? 0} updated, ${res.deleted ?? 0} deleted, ${res.parts ?? 0} parts).`;
+  void vscode.window.showInformationMessage(msg);
+  transcripts.refreshAll();
+}

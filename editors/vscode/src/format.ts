@@ -1,0 +1,102 @@
+// Pure formatting for quick picks: no vscode import, so node --test can run it.
+
+import type { Hit, SessionInfo } from './protocol';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/**
+ * A short relative age: "just now", "5m ago", "3h ago", "2d ago", "5w ago",
+ * and the date itself (YYYY-MM-DD) past roughly a year. Unparseable input
+ * is returned unchanged, so an odd server value is shown rather than lost.
+ */
+export function ageString(iso: string, now: number = Date.now()): string {
+  const t = Date.parse(iso);
+  if (!iso || Number.isNaN(t)) {
+    return iso ?? '';
+  }
+  const d = now - t;
+  if (d < 0) {
+    return d > -MINUTE ? 'just now' : iso.slice(0, 10); // clock skew vs. a real future date
+  }
+  if (d < MINUTE) return 'just now';
+  if (d < HOUR) return `${Math.floor(d / MINUTE)}m ago`;
+  if (d < DAY) return `${Math.floor(d / HOUR)}h ago`;
+  if (d < 14 * DAY) return `${Math.floor(d / DAY)}d ago`;
+  if (d < 365 * DAY) return `${Math.floor(d / (7 * DAY))}w ago`;
+  return iso.slice(0, 10);
+}
+
+/** Replaces a leading home directory with "~". */
+export function shortenDirectory(dir: string, home?: string): string {
+  if (!dir) return '';
+  const h = (home ?? '').replace(/\/+$/, '');
+  if (h && (dir === h || dir.startsWith(h + '/'))) return '~' + dir.slice(h.length);
+  return dir;
+}
+
+/** One line, whitespace collapsed, at most max characters (ellipsis included). */
+export function oneLine(text: string, max = 200): string {
+  const s = (text ?? '').replace(/\s+/g, ' ').trim();
+  if (s.length <= max) return s;
+  return s.slice(0, Math.max(0, max - 1)).trimEnd() + '…';
+}
+
+/**
+ * Quick-pick labels treat "$(name)" as an icon; history text must never
+ * turn into icons, so the "$(" sequence is broken up.
+ */
+export function escapeIcons(text: string): string {
+  return text.replace(/\$\(/g, '$\u200b(');
+}
+
+/** The fields of a vscode.QuickPickItem this extension fills. */
+export interface PickItem {
+  label: string;
+  description: string;
+  detail: string;
+  alwaysShow: boolean;
+}
+
+/** Who wrote a hit: "user", "assistant", "assistant · bash". */
+export function hitSource(hit: Pick<Hit, 'role' | 'kind' | 'tool'>): string {
+  const who = hit.role || hit.kind || '';
+  return hit.tool ? `${who} · ${hit.tool}` : who;
+}
+
+/**
+ * A search hit as a quick-pick row: the title, then directory · age ·
+ * source, then the snippet. alwaysShow is set because the server already
+ * ranked the rows; the quick pick's own fuzzy filter must not hide them.
+ */
+export function hitItem(hit: Hit, now: number = Date.now(), home?: string): PickItem {
+  const parts = [shortenDirectory(hit.directory, home), ageString(hit.time, now), hitSource(hit)].filter(Boolean);
+  return {
+    label: escapeIcons(hit.title || hit.sessionId || '(untitled session)'),
+    description: escapeIcons(parts.join(' · ')),
+    detail: escapeIcons(oneLine(hit.snippet)),
+    alwaysShow: true,
+  };
+}
+
+/** A session as a quick-pick row for "Browse Sessions". */
+export function sessionItem(s: SessionInfo, now: number = Date.now(), home?: string): PickItem {
+  const parts = [shortenDirectory(s.directory, home), ageString(s.updated, now)].filter(Boolean);
+  const counts = [plural(s.messages, 'message'), plural(s.turns, 'turn'), plural(s.toolCalls, 'tool call')];
+  const kids = s.children?.length ?? 0;
+  if (kids > 0) counts.push(plural(kids, 'subagent'));
+  if (s.archived) counts.push('archived');
+  const first = s.firstPrompt ? ` — ${s.firstPrompt}` : '';
+  return {
+    label: escapeIcons(s.title || s.id),
+    description: escapeIcons(parts.join(' · ')),
+    detail: escapeIcons(oneLine(counts.join(', ') + first)),
+    alwaysShow: true,
+  };
+}
+
+export function plural(n: number, word: string): string {
+  const k = n ?? 0;
+  return `${k} ${word}${k === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,126 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+
+import { ageString, escapeIcons, hitItem, oneLine, plural, sessionItem, shortenDirectory } from '../../src/format';
+import type { Hit, SessionInfo } from '../../src/protocol';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+const ago = (ms: number) => new Date(NOW - ms).toISOString();
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+describe('ageString', () => {
+  const cases: Array<[string, string]> = [
+    [ago(5_000), 'just now'],
+    [ago(59_999), 'just now'],
+    [ago(MIN), '1m ago'],
+    [ago(59 * MIN), '59m ago'],
+    [ago(HOUR), '1h ago'],
+    [ago(23 * HOUR + 59 * MIN), '23h ago'],
+    [ago(DAY), '1d ago'],
+    [ago(13 * DAY), '13d ago'],
+    [ago(14 * DAY), '2w ago'],
+    [ago(52 * 7 * DAY), '52w ago'],
+    [ago(400 * DAY), '2025-10-25'],
+  ];
+  for (const [iso, want] of cases) {
+    it(`${iso} -> ${want}`, () => assert.equal(ageString(iso, NOW), want));
+  }
+  it('treats a few seconds in the future (clock skew) as just now', () => {
+    assert.equal(ageString(new Date(NOW + 10_000).toISOString(), NOW), 'just now');
+  });
+  it('shows a real future date as the date', () => {
+    assert.equal(ageString('2027-01-02T00:00:00Z', NOW), '2027-01-02');
+  });
+  it('passes unparseable input through', () => {
+    assert.equal(ageString('yesterday-ish', NOW), 'yesterday-ish');
+    assert.equal(ageString('', NOW), '');
+  });
+});
+
+describe('shortenDirectory', () => {
+  it('replaces the home prefix with ~', () => {
+    assert.equal(shortenDirectory('/home/ann/src/ledger', '/home/ann'), '~/src/ledger');
+    assert.equal(shortenDirectory('/home/ann', '/home/ann/'), '~');
+  });
+  it('does not touch a sibling that only shares a prefix', () => {
+    assert.equal(shortenDirectory('/home/anna/x', '/home/ann'), '/home/anna/x');
+  });
+  it('ignores a root or missing home', () => {
+    assert.equal(shortenDirectory('/srv/x', '/'), '/srv/x');
+    assert.equal(shortenDirectory('/srv/x'), '/srv/x');
+  });
+});
+
+describe('oneLine / escapeIcons / plural', () => {
+  it('collapses whitespace and truncates with an ellipsis', () => {
+    assert.equal(oneLine('  a\n\n b\tc  '), 'a b c');
+    const s = oneLine('x'.repeat(300), 10);
+    assert.equal(s.length, 10);
+    assert.ok(s.endsWith('…'));
+  });
+  it('keeps history text from becoming codicons', () => {
+    assert.equal(escapeIcons('run $(rm -rf) now'), 'run $\u200b(rm -rf) now');
+  });
+  it('pluralises', () => {
+    assert.equal(plural(1, 'turn'), '1 turn');
+    assert.equal(plural(0, 'turn'), '0 turns');
+  });
+});
+
+const hit: Hit = {
+  cursor: 'rc1.abc.def',
+  sessionId: 'ses_1',
+  messageId: 'msg_1',
+  title: 'Investigate nightly worker failure',
+  directory: '/home/ann/projects/ledger',
+  role: 'assistant',
+  kind: 'output',
+  tool: 'bash',
+  time: ago(3 * HOUR),
+  snippet: '…ERROR upstream rejected\n batch=118 code=ERR_QUOTA_7731 ',
+};
+
+describe('hitItem', () => {
+  it('shows title, directory · age · source, and the snippet on one line', () => {
+    assert.deepEqual(hitItem(hit, NOW, '/home/ann'), {
+      label: 'Investigate nightly worker failure',
+      description: '~/projects/ledger · 3h ago · assistant · bash',
+      detail: '…ERROR upstream rejected batch=118 code=ERR_QUOTA_7731',
+      alwaysShow: true,
+    });
+  });
+  it('falls back to the session id for an untitled session and skips empty parts', () => {
+    const item = hitItem({ ...hit, title: '', directory: '', tool: '' }, NOW);
+    assert.equal(item.label, 'ses_1');
+    assert.equal(item.description, '3h ago · assistant');
+  });
+});
+
+describe('sessionItem', () => {
+  const s: SessionInfo = {
+    id: 'ses_2',
+    title: 'Audit currency handling',
+    directory: '/home/ann/projects/ledger',
+    updated: ago(2 * DAY),
+    messages: 3,
+    turns: 1,
+    toolCalls: 1,
+    firstPrompt: 'Audit\nthe currency code',
+    children: [{ id: 'ses_3', title: 'sub' }],
+    cursor: 'rc1.x.y',
+  };
+  it('shows counts, subagents and the first prompt', () => {
+    assert.deepEqual(sessionItem(s, NOW, '/home/ann'), {
+      label: 'Audit currency handling',
+      description: '~/projects/ledger · 2d ago',
+      detail: '3 messages, 1 turn, 1 tool call, 1 subagent — Audit the currency code',
+      alwaysShow: true,
+    });
+  });
+  it('marks archived sessions and tolerates null children', () => {
+    const item = sessionItem({ ...s, archived: true, children: null, firstPrompt: '' }, NOW);
+    assert.equal(item.detail, '3 messages, 1 turn, 1 tool call, archived');
+  });
+});
