@@ -10,6 +10,7 @@ import (
 	cyconv "github.com/nlpodyssey/cybertron/pkg/converter/bert"
 	"github.com/nlpodyssey/cybertron/pkg/models/bert"
 	"github.com/nlpodyssey/spago/nn"
+	"github.com/rs/zerolog"
 	"github.com/recallhq/recall/engine/embed/bertgen"
 )
 
@@ -80,6 +81,7 @@ func TestEmbedMatchesFloat64Reference(t *testing.T) {
 // that mode; the eps comes from the loaded weights.
 func TestEmbedMatchesCybertron(t *testing.T) {
 	_, dir := writeModel(t, bertgen.Tiny(11), bertgen.PyTorch)
+	zerolog.SetGlobalLevel(zerolog.InfoLevel)
 	stdout := os.Stdout // cybertron's converter prints progress
 	os.Stdout, _ = os.Open(os.DevNull)
 	err := cyconv.Convert[float32](dir, true)

@@ -20,6 +20,14 @@ var commitHash = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // the folder name when it is a commit hash, else "local".
 func (s Store) Import(ctx context.Context, dir, name string) (Manifest, error) {
 	name = orDefault(name)
+	if err := checkName(name); err != nil {
+		return Manifest{}, fmt.Errorf("import %s: %w", dir, err)
+	}
+	unlock, err := s.lock(name)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("import %s: %w", dir, err)
+	}
+	defer unlock()
 	rev := "local"
 	if base := filepath.Base(filepath.Clean(dir)); commitHash.MatchString(base) {
 		rev = base

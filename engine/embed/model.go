@@ -89,6 +89,9 @@ func load(dir string) (*model, error) {
 	if st.MaxSeqLength > 0 && st.MaxSeqLength < maxTokens {
 		maxTokens = st.MaxSeqLength // all-MiniLM-L6-v2 was trained on 256-token inputs
 	}
+	if maxTokens < 3 {
+		return nil, fmt.Errorf("load model %s: a chunk of %d tokens cannot hold [CLS], text and [SEP]; check max_seq_length", dir, maxTokens)
+	}
 	pool, err := readPooling(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)

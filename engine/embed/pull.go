@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,14 @@ var errNotFound = errors.New("not found")
 // The installed model is never replaced by an incomplete one.
 func (s Store) Pull(ctx context.Context, name string, opts PullOptions) (Manifest, error) {
 	name = orDefault(name)
+	if err := checkName(name); err != nil {
+		return Manifest{}, fmt.Errorf("pull: %w", err)
+	}
+	unlock, err := s.lock(name)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("pull %s: %w", name, err)
+	}
+	defer unlock()
 	rev := opts.Revision
 	if rev == "" {
 		rev = "main"
@@ -73,7 +82,7 @@ func (s Store) Pull(ctx context.Context, name string, opts PullOptions) (Manifes
 		return Manifest{}, fmt.Errorf("pull %s: %w", name, err)
 	}
 	d := downloader{
-		base:     strings.TrimRight(endpoint, "/") + "/" + name + "/resolve/" + rev + "/",
+		base:     strings.TrimRight(endpoint, "/") + "/" + name + "/resolve/" + url.PathEscape(rev) + "/",
 		token:    token,
 		client:   opts.Client,
 		progress: opts.Progress,

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -73,9 +74,32 @@ func (s Store) Path(name string) string {
 	return filepath.Join(s.Dir, strings.ReplaceAll(name, "/", "--"))
 }
 
+// repoName is a Hugging Face repository id: "owner/name" or "name".
+var repoName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+
+// checkName rejects names that are not Hugging Face repository ids, so a
+// name can never point outside the store.
+func checkName(name string) error {
+	if !repoName.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("model name %q is not a Hugging Face repository id such as %s", name, DefaultModel)
+	}
+	return nil
+}
+
+// lock serialises installs of one model across processes.
+func (s Store) lock(name string) (func(), error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	return lockFile(filepath.Join(s.Dir, ".lock-"+filepath.Base(s.Path(name))))
+}
+
 // Open loads an installed model ("" means DefaultModel). It never downloads:
 // a missing model is ErrNoModel, whose message tells the user what to run.
 func (s Store) Open(name string) (Embedder, error) {
+	if err := checkName(orDefault(name)); err != nil {
+		return nil, fmt.Errorf("open model: %w", err)
+	}
 	dir := s.Path(name)
 	if _, err := os.Stat(filepath.Join(dir, fileManifest)); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("open model %s: %w", orDefault(name), ErrNoModel)

@@ -159,7 +159,7 @@ func TestPullInstallsVerifiedModel(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(store.Dir)
-	if len(entries) != 1 {
+	if len(names(entries)) != 1 {
 		t.Errorf("store holds %v, want only the installed model (no staging left)", names(entries))
 	}
 	list, err := store.List()
@@ -179,10 +179,14 @@ func TestPullInstallsVerifiedModel(t *testing.T) {
 	}
 }
 
+// names lists a store folder, leaving out lock files (kept on purpose: removing
+// a flock'd file races with the next locker).
 func names(es []os.DirEntry) []string {
 	var out []string
 	for _, e := range es {
-		out = append(out, e.Name())
+		if !strings.HasPrefix(e.Name(), ".lock-") {
+			out = append(out, e.Name())
+		}
 	}
 	return out
 }
@@ -220,7 +224,7 @@ func TestPullResumesAfterDroppedConnection(t *testing.T) {
 		t.Errorf("config.json downloaded %d times; files completed before the drop must not be fetched again", n)
 	}
 	entries, _ := os.ReadDir(store.Dir)
-	if len(entries) != 1 {
+	if len(names(entries)) != 1 {
 		t.Errorf("store holds %v after install, want only the model", names(entries))
 	}
 }
@@ -299,7 +303,7 @@ func TestImportInstallsLocalSnapshot(t *testing.T) {
 		t.Errorf("imported model differs from the reference by %.2g", d)
 	}
 	entries, _ := os.ReadDir(store.Dir)
-	if len(entries) != 1 {
+	if len(names(entries)) != 1 {
 		t.Errorf("store holds %v, want only the model", names(entries))
 	}
 }
@@ -333,5 +337,27 @@ func TestPullDiscardsFilesThatDoNotFormAModel(t *testing.T) {
 	srv.mu.Unlock()
 	if _, err := store.Pull(context.Background(), "", PullOptions{Endpoint: srv.URL}); err != nil {
 		t.Fatalf("pull after the server was fixed: %v", err)
+	}
+}
+
+func TestStoreRejectsNamesOutsideTheStore(t *testing.T) {
+	store := Store{Dir: t.TempDir()}
+	for _, name := range []string{"..", "../x", "a/../../b", "/abs", "a/b/c"} {
+		if _, err := store.Pull(context.Background(), name, PullOptions{Endpoint: "http://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), "repository id") {
+			t.Errorf("Pull(%q) = %v, want a name error", name, err)
+		}
+	}
+}
+
+func TestPullRefusesWhileAnotherInstallRuns(t *testing.T) {
+	store := Store{Dir: t.TempDir()}
+	unlock, err := store.lock(DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	_, err = store.Pull(context.Background(), "", PullOptions{Endpoint: "http://127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), "another") {
+		t.Errorf("Pull during another install = %v, want a busy error", err)
 	}
 }
