@@ -10,8 +10,8 @@ import (
 	cyconv "github.com/nlpodyssey/cybertron/pkg/converter/bert"
 	"github.com/nlpodyssey/cybertron/pkg/models/bert"
 	"github.com/nlpodyssey/spago/nn"
-	"github.com/rs/zerolog"
 	"github.com/recallhq/recall/engine/embed/bertgen"
+	"github.com/rs/zerolog"
 )
 
 var sampleTexts = []string{
