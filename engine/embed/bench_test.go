@@ -35,7 +35,7 @@ func miniLMModel(b *testing.B) string {
 			err = m.WriteDir(dir, bertgen.Safetensors)
 		}
 		if err == nil {
-			err = Convert(dir)
+			err = convert(dir)
 		}
 		miniLMErr = err
 	})

@@ -27,14 +27,14 @@ const (
 	fileManifest    = "manifest.json"
 )
 
-// Convert writes dir/spago_model.bin, the gob file cybertron loads, from the
+// convert writes dir/spago_model.bin, the gob file cybertron loads, from the
 // Hugging Face weights in dir (model.safetensors, else pytorch_model.bin).
 //
 // We build the cybertron model ourselves rather than calling cybertron's
 // converter because that converter reads only fp32 pickles (no safetensors,
 // panics on fp16), prints to stdout, and hard-codes LayerNorm eps 1e-5; here
 // the eps comes from config.json (1e-12 for BERT), as in PyTorch.
-func Convert(dir string) error {
+func convert(dir string) error {
 	cfg, err := bert.ConfigFromFile[bert.Config](filepath.Join(dir, fileConfig))
 	if err != nil {
 		return fmt.Errorf("convert %s: read config.json: %w", dir, err)

@@ -16,7 +16,7 @@ import (
 func tinyEmbedder(t *testing.T, seed uint64) (*model, *bertgen.Model) {
 	t.Helper()
 	gen, dir := writeModel(t, bertgen.Tiny(seed), bertgen.Safetensors)
-	if err := Convert(dir); err != nil {
+	if err := convert(dir); err != nil {
 		t.Fatal(err)
 	}
 	e, err := load(dir)

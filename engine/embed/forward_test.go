@@ -52,7 +52,7 @@ func TestEmbedMatchesFloat64Reference(t *testing.T) {
 	defer func() { t.Logf("max |ours - float64 reference| = %.2g", worst) }()
 	for _, files := range []bertgen.Files{bertgen.Safetensors, bertgen.PyTorch} {
 		gen, dir := writeModel(t, bertgen.Tiny(7), files)
-		if err := Convert(dir); err != nil {
+		if err := convert(dir); err != nil {
 			t.Fatal(err)
 		}
 		e, err := load(dir)

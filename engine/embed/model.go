@@ -21,7 +21,7 @@ const batchTokens = 2048
 // model is the Embedder over a converted BERT folder.
 type model struct {
 	info    Info
-	tok     *Tokenizer
+	tok     *tokenizer
 	pool    pooling
 	workers int
 
@@ -29,7 +29,7 @@ type model struct {
 	weights *bertWeights // nil after Close
 }
 
-// Load opens a converted model folder (see [Convert] and [Store]) and never
+// Load opens a converted model folder (see [Store.Import] and [Store]) and never
 // touches the network: cybertron's downloader is not even linked in, only its
 // BERT model and gob loader. The folder needs config.json, vocab.txt and
 // spago_model.bin; tokenizer_config.json, sentence_bert_config.json,
@@ -57,7 +57,7 @@ func load(dir string) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
-	vocab, err := LoadVocab(filepath.Join(dir, fileVocab))
+	vocab, err := loadVocab(filepath.Join(dir, fileVocab))
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
@@ -72,7 +72,7 @@ func load(dir string) (*model, error) {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
 	lower := tc.DoLowerCase == nil || *tc.DoLowerCase // BertTokenizer's default
-	tok, err := NewTokenizer(vocab, lower)
+	tok, err := newTokenizer(vocab, lower)
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}

@@ -147,7 +147,7 @@ func orDefault(name string) string {
 // manifest and moves the folder into place. The installed folder is replaced
 // only once the new one is complete, so a failure leaves the old model usable.
 func (s Store) finishInstall(ctx context.Context, staging string, man Manifest) (Manifest, error) {
-	if err := Convert(staging); err != nil {
+	if err := convert(staging); err != nil {
 		return Manifest{}, err
 	}
 	// The HF weights are only the conversion's input; keep their checksum, not their bytes.

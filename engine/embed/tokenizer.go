@@ -23,7 +23,7 @@ var specialTokens = []string{tokenPad, tokenUnk, tokenCLS, tokenSEP, tokenMask}
 // maxWordChars is Hugging Face's max_input_chars_per_word: longer words become [UNK].
 const maxWordChars = 100
 
-// Tokenizer reproduces Hugging Face's BertTokenizer (BasicTokenizer followed by
+// tokenizer reproduces Hugging Face's BertTokenizer (BasicTokenizer followed by
 // WordPiece): clean-up of control characters and whitespace, CJK ideographs as
 // single tokens, lowercasing and accent stripping (NFD, drop non-spacing marks)
 // for uncased models, punctuation split (including '-' and '_'), and greedy
@@ -31,8 +31,8 @@ const maxWordChars = 100
 //
 // cybertron's own tokenizer differs (it keeps '-' inside words and maps accented
 // words to [UNK]), which would silently change what the model sees.
-// A Tokenizer is immutable and safe for concurrent use.
-type Tokenizer struct {
+// A tokenizer is immutable and safe for concurrent use.
+type tokenizer struct {
 	vocab     map[string]int
 	tokens    []string
 	lowercase bool
@@ -42,8 +42,8 @@ type Tokenizer struct {
 	padID     int
 }
 
-// LoadVocab reads a BERT vocab.txt (one token per line; the line number is the id).
-func LoadVocab(path string) ([]string, error) {
+// loadVocab reads a BERT vocab.txt (one token per line; the line number is the id).
+func loadVocab(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read vocabulary: %w", err)
@@ -61,10 +61,10 @@ func LoadVocab(path string) ([]string, error) {
 	return tokens, nil
 }
 
-// NewTokenizer builds a tokenizer over vocab (index = token id). lowercase selects
+// newTokenizer builds a tokenizer over vocab (index = token id). lowercase selects
 // an uncased model (HF's do_lower_case), which also strips accents as HF does.
-func NewTokenizer(vocab []string, lowercase bool) (*Tokenizer, error) {
-	t := &Tokenizer{vocab: make(map[string]int, len(vocab)), tokens: vocab, lowercase: lowercase}
+func newTokenizer(vocab []string, lowercase bool) (*tokenizer, error) {
+	t := &tokenizer{vocab: make(map[string]int, len(vocab)), tokens: vocab, lowercase: lowercase}
 	for i, tok := range vocab {
 		t.vocab[tok] = i // a duplicate keeps the last id, as HF's load_vocab does
 	}
@@ -83,7 +83,7 @@ func NewTokenizer(vocab []string, lowercase bool) (*Tokenizer, error) {
 }
 
 // Tokenize returns the WordPiece tokens of text, without [CLS] and [SEP].
-func (t *Tokenizer) Tokenize(text string) []string {
+func (t *tokenizer) Tokenize(text string) []string {
 	ids := t.IDs(text)
 	out := make([]string, len(ids))
 	for i, id := range ids {
@@ -93,7 +93,7 @@ func (t *Tokenizer) Tokenize(text string) []string {
 }
 
 // IDs returns the token ids of text, without [CLS] and [SEP].
-func (t *Tokenizer) IDs(text string) []int {
+func (t *tokenizer) IDs(text string) []int {
 	var ids []int
 	for _, word := range preTokenize(text, t.lowercase) {
 		if id, ok := t.vocab[word]; ok && isSpecial(word) {
@@ -107,7 +107,7 @@ func (t *Tokenizer) IDs(text string) []int {
 
 // appendWordPieces appends the greedy longest-match-first pieces of word to ids,
 // or a single [UNK] when the word is too long or cannot be covered by the vocabulary.
-func (t *Tokenizer) appendWordPieces(ids []int, word string) []int {
+func (t *tokenizer) appendWordPieces(ids []int, word string) []int {
 	runes := []rune(word)
 	if len(runes) > maxWordChars {
 		return append(ids, t.unkID)

@@ -14,11 +14,11 @@ var testdataDir = filepath.Join("..", "..", "testdata", "embed")
 // TestTokenizerMatchesHuggingFace checks our tokenizer against goldens written by
 // a transcription of Hugging Face's BertTokenizer running on Python's unicodedata.
 func TestTokenizerMatchesHuggingFace(t *testing.T) {
-	vocab, err := LoadVocab(filepath.Join(testdataDir, "vocab.txt"))
+	vocab, err := loadVocab(filepath.Join(testdataDir, "vocab.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := NewTokenizer(vocab, true)
+	tok, err := newTokenizer(vocab, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 }
 
 func TestNewTokenizerRejectsNonBertVocab(t *testing.T) {
-	if _, err := NewTokenizer([]string{"a", "b"}, true); err == nil {
+	if _, err := newTokenizer([]string{"a", "b"}, true); err == nil {
 		t.Fatal("want an error for a vocabulary without [UNK]/[CLS]/[SEP]")
 	}
 }
