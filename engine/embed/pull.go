@@ -22,6 +22,8 @@ type PullOptions struct {
 	Endpoint string       // default $HF_ENDPOINT, then https://huggingface.co
 	Token    string       // bearer token; default $HF_TOKEN
 	Client   *http.Client // default http.DefaultClient's transport
+	// Force downloads again even when this exact commit is already installed.
+	Force bool
 	// Progress, if set, is called as bytes arrive; total is -1 when unknown.
 	Progress func(done, total int64, file string)
 }
@@ -61,6 +63,14 @@ func (s Store) Pull(ctx context.Context, name string, opts PullOptions) (Manifes
 		rev = "main"
 		if name == DefaultModel {
 			rev = DefaultRevision
+		}
+	}
+	if commitHash.MatchString(rev) && !opts.Force {
+		var m Manifest
+		err := readOptionalJSON(filepath.Join(s.Path(name), fileManifest), &m)
+		if err == nil && m.Name == name && m.Revision == rev {
+			m.Dir = s.Path(name)
+			return m, nil // a commit never changes: nothing to download
 		}
 	}
 	endpoint := opts.Endpoint

@@ -361,3 +361,35 @@ func TestPullRefusesWhileAnotherInstallRuns(t *testing.T) {
 		t.Errorf("Pull during another install = %v, want a busy error", err)
 	}
 }
+
+func TestPullOfInstalledCommitIsOffline(t *testing.T) {
+	srv := newHFServer(t, bertgen.Safetensors)
+	store := Store{Dir: t.TempDir()}
+	opts := PullOptions{Endpoint: srv.URL}
+	first, err := store.Pull(context.Background(), "", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	before := len(srv.requests)
+	srv.mu.Unlock()
+	again, err := store.Pull(context.Background(), "", opts)
+	if err != nil || again.Installed != first.Installed {
+		t.Fatalf("second Pull() = %+v, %v; want the installed manifest", again, err)
+	}
+	srv.mu.Lock()
+	after := len(srv.requests)
+	srv.mu.Unlock()
+	if after != before {
+		t.Errorf("re-pulling an installed commit made %d requests", after-before)
+	}
+	opts.Force = true
+	if _, err := store.Pull(context.Background(), "", opts); err != nil {
+		t.Fatalf("forced Pull(): %v", err)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.requests) == after {
+		t.Error("Force did not download")
+	}
+}
