@@ -22,7 +22,7 @@ var (
 
 // miniLMModel writes and converts a random model of all-MiniLM-L6-v2's shape
 // once per test binary run.
-func miniLMModel(b *testing.B) string {
+func miniLMModel(b testing.TB) string {
 	miniLMOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "recall-embed-bench-")
 		if err != nil {

@@ -136,3 +136,47 @@ func l2(v []float32) float64 {
 	}
 	return math.Sqrt(s)
 }
+
+// TestEmbedMatchesCybertronMiniLM repeats the cybertron comparison at
+// all-MiniLM-L6-v2's real shapes (12 heads, 384 wide, 6 layers, 30522 tokens),
+// on a file written by our converter that stock cybertron loads.
+func TestEmbedMatchesCybertronMiniLM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("MiniLM-sized model: skipped with -short")
+	}
+	dir := miniLMModel(t)
+	cb, err := nn.LoadFromFile[*bert.ModelForSequenceEncoding](filepath.Join(dir, fileSpago))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.weights.geluTanh = true
+	texts := append(benchTexts(2, 64), sampleTexts[:3]...)
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		toks := append(append([]string{tokenCLS}, e.tok.Tokenize(text)...), tokenSEP)
+		got, err := cb.Encode(toks, bert.MeanPooling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := got.Value().Data().F64()
+		var n float64
+		for _, z := range want {
+			n += z * z
+		}
+		for j := range want {
+			want[j] /= math.Sqrt(n)
+		}
+		d := maxAbsDiff(vecs[i], want)
+		if d > 1e-4 {
+			t.Errorf("text %d: max |ours - cybertron| = %.2g, want <= 1e-4", i, d)
+		}
+		t.Logf("text %d (%d tokens): max |ours - cybertron| = %.2g", i, len(toks), d)
+	}
+}
