@@ -1,0 +1,65 @@
+-- :RecallSearch -> picker -> recall:// transcript buffer.
+local T = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/helpers.lua")
+T.setup()
+
+local FACT, TITLE = "ERR_QUOTA_7731", "Investigate nightly worker failure"
+
+T.run("search shows the planted fact's session and snippet", function()
+  vim.cmd("RecallSearch " .. FACT)
+  local sel = T.wait_select(15000, "the search picker")
+  T.contains(sel.opts.prompt, FACT, "picker prompt")
+  local i, hit, label = T.find_label(sel, TITLE)
+  T.contains(label, FACT, "label of the hit")
+  T.eq(hit.sessionId, "ses_dd7571907ffe5vPpW7vxTE77tW", "hit session")
+  T.eq(sel.labels[1], label, "the fact's hit is ranked first")
+
+  sel.choose(hit, i)
+  local buf = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(buf)
+  T.ok(name:find("^recall://session/ses_dd7571907ffe5vPpW7vxTE77tW%?around=msg_"), "buffer name is a recall:// transcript: " .. name)
+  T.contains(T.lines(buf), FACT, "transcript text")
+  T.contains(T.lines(buf)[1], "# " .. TITLE, "transcript heading")
+  T.eq(vim.bo[buf].filetype, "markdown", "filetype")
+  T.eq(vim.bo[buf].buftype, "nofile", "buftype")
+  T.eq(vim.bo[buf].modifiable, false, "modifiable")
+  T.eq(vim.bo[buf].readonly, true, "readonly")
+  T.ok(vim.api.nvim_get_current_line():find(FACT, 1, true), "cursor is on the fact's line, got: " .. vim.api.nvim_get_current_line())
+  local ok = pcall(vim.api.nvim_buf_set_lines, buf, 0, 1, false, { "edited" })
+  T.ok(not ok, "the transcript buffer refuses edits")
+  T.eq(vim.b[buf].recall.session, "ses_dd7571907ffe5vPpW7vxTE77tW", "b:recall.session")
+end)
+
+T.run("search without a query prompts with vim.ui.input", function()
+  T.input_answer = "thimbleberry"
+  vim.cmd("RecallSearch")
+  local sel = T.wait_select(15000, "the search picker")
+  T.contains(T.input_prompt, "Recall", "input prompt")
+  local i, hit = T.find_label(sel, TITLE)
+  sel.choose(hit, i)
+  T.contains(T.lines(0), "thimbleberry", "transcript text")
+  T.ok(vim.api.nvim_get_current_line():find("thimbleberry", 1, true), "cursor on the reasoning line")
+end)
+
+T.run("cancelled input searches nothing", function()
+  T.input_answer = nil
+  vim.cmd("RecallSearch")
+  vim.wait(300, function() return T.select ~= nil end)
+  T.eq(T.select, nil, "picker after a cancelled prompt")
+end)
+
+T.run("a query without hits says so", function()
+  vim.cmd("RecallSearch DELETED_SESSION_SENTINEL_42")
+  T.wait(15000, function() return #T.messages > 0 end, "a notification")
+  T.contains(T.messages[#T.messages].msg, "no hits", "notification")
+  T.eq(T.select, nil, "no picker for no hits")
+end)
+
+T.run("a camelCase fact in another session", function()
+  vim.cmd("RecallSearch computeRefundWindow")
+  local sel = T.wait_select(15000, "the search picker")
+  local i, hit = T.find_label(sel, "Refund window design (renamed)")
+  sel.choose(hit, i)
+  T.contains(T.lines(0), "computeRefundWindow", "transcript text")
+end)
+
+T.finish()
