@@ -155,7 +155,22 @@ func jsonParamError(c *Command, err error) error {
 
 // Execute runs c with validated params: sync first when the command wants
 // it (and noSync is false), then Run.
+//
+// A damaged index is rebuilt from the history and the command run once more:
+// the index is a cache, and the user should get an answer, not a repair job.
 func Execute(ctx context.Context, env *Env, c *Command, p Params, noSync bool) (any, error) {
+	res, err := execute(ctx, env, c, p, noSync)
+	if engine.IsIndexDamaged(err) {
+		env.notify(fmt.Sprintf("the index was damaged (%v); rebuilding it from the history", err))
+		if _, rerr := env.Engine.RebuildIndex(ctx); rerr != nil {
+			return nil, fmt.Errorf("rebuild damaged index: %w", rerr)
+		}
+		res, err = execute(ctx, env, c, p, noSync)
+	}
+	return res, err
+}
+
+func execute(ctx context.Context, env *Env, c *Command, p Params, noSync bool) (any, error) {
 	if c.Sync && !noSync {
 		if err := syncFirst(ctx, env); err != nil {
 			return nil, err

@@ -190,3 +190,36 @@ func TestLockedDatabase(t *testing.T) {
 	}
 	conn.ExecContext(context.Background(), `ROLLBACK`)
 }
+
+// Damage deep inside the index (not the schema page) is found on use: the
+// command path rebuilds and answers.
+func TestDamageFoundOnUseIsRebuilt(t *testing.T) {
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "index.db")
+	e := openAt(t, db, ix)
+	e.ix.DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	e.Close()
+	b, _ := os.ReadFile(ix)
+	for i := len(b) / 2; i < len(b); i += 3 {
+		b[i] ^= 0xa5
+	}
+	os.WriteFile(ix, b, 0o600)
+	e2, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err) // the schema page is intact: Open succeeds
+	}
+	defer e2.Close()
+	_, err = e2.Search(context.Background(), SearchParams{Query: "ERR_QUOTA_7731 invoice rounding", Limit: 5})
+	if err == nil {
+		t.Skip("the damage missed every page this search reads")
+	}
+	if !IsIndexDamaged(err) {
+		t.Fatalf("want an index-damaged error, got %v", err)
+	}
+	if _, err := e2.RebuildIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, e2, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
+		t.Fatal("no hits after rebuild")
+	}
+}

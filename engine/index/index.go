@@ -21,7 +21,7 @@ import (
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrCorrupt marks an index file that cannot be used; the caller deletes and
 // rebuilds it.
@@ -88,6 +88,9 @@ func corrupt(path string, err error) error {
 	return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 }
 
+// IsCorruption reports an error that means the index file is damaged.
+func IsCorruption(err error) bool { return err != nil && isCorruption(err) }
+
 func isCorruption(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") ||
@@ -95,12 +98,10 @@ func isCorruption(err error) bool {
 }
 
 func (ix *Index) migrate(ctx context.Context) error {
-	var quick string
-	if err := ix.db.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&quick); err != nil {
-		return corrupt(ix.path, err)
-	} else if quick != "ok" {
-		return corrupt(ix.path, errors.New(quick))
-	}
+	// No PRAGMA quick_check here: it walks the whole file (and every FTS5
+	// segment), seconds on a large index, on every command. Damage shows up
+	// as an SQLITE_CORRUPT error on first use instead, and the engine
+	// rebuilds then (see Engine.Sync).
 	var version int
 	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
 	switch {
@@ -195,7 +196,7 @@ var schema = []string{
 		stamp TEXT NOT NULL DEFAULT '',
 		indexed_at INTEGER NOT NULL DEFAULT 0)`,
 	`CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated DESC, id)`,
-	`CREATE INDEX IF NOT EXISTS sessions_parent ON sessions(parent_id)`,
+	`CREATE INDEX IF NOT EXISTS sessions_parent ON sessions(parent_id, updated DESC, id)`,
 	`CREATE INDEX IF NOT EXISTS sessions_root ON sessions(root_id)`,
 	`CREATE TABLE IF NOT EXISTS messages(
 		rid INTEGER PRIMARY KEY,

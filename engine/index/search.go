@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -47,7 +48,10 @@ type Alternatives map[string][]string
 // token is quoted, so no user text can be FTS syntax. Free terms are ORed
 // (ranking rewards documents that match more of them); phrases must match
 // in order; exclusions are NOTed. It returns "" when nothing is left.
-func MatchExpr(q query.Query, alts Alternatives) string {
+//
+// Terms whose key is in skip are left out of the match (they still count in
+// re-ranking); see engine.MatchBudget.
+func MatchExpr(q query.Query, alts Alternatives, skip map[string]bool) string {
 	var any []string
 	terms := q.Terms
 	useStop := true
@@ -58,7 +62,7 @@ func MatchExpr(q query.Query, alts Alternatives) string {
 		}
 	}
 	for _, t := range terms {
-		if t.Stop && !useStop {
+		if (t.Stop && !useStop) || skip[t.Key()] {
 			continue
 		}
 		any = append(any, termExpr(t, alts))
@@ -162,11 +166,21 @@ const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id,
 // default (b = 0.75 is kept; k1 default).
 func (ix *Index) Match(ctx context.Context, expr string, f Filter, limit int) ([]Candidate, error) {
 	where, args := f.where()
-	q := `SELECT ` + candidateCols + `, bm25(docs_fts) AS score
-		FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
-		WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`
-	all := append([]any{expr}, args...)
-	all = append(all, limit)
+	var q string
+	var all []any
+	if where == "" {
+		// No filter: rank inside FTS5 alone and join only the winners, so
+		// the docs table is read for limit rows, not for every match.
+		q = `SELECT ` + candidateCols + `, m.score FROM
+			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY score LIMIT ?) m
+			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`
+		all = []any{expr, limit}
+	} else {
+		q = `SELECT ` + candidateCols + `, bm25(docs_fts) AS score
+			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
+			WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`
+		all = append(append([]any{expr}, args...), limit)
+	}
 	rows, err := ix.db.QueryContext(ctx, q, all...)
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
@@ -277,4 +291,26 @@ func (ix *Index) DocCount(ctx context.Context) (int, error) {
 	var n int
 	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n)
 	return n, err
+}
+
+// Matches reports whether any document matches the token as FTS5 sees it
+// (after stemming), even when the raw vocabulary lacks it ("slow" is indexed
+// through "slower").
+func (ix *Index) Matches(ctx context.Context, token string) (bool, error) {
+	var rid int64
+	err := ix.db.QueryRowContext(ctx, `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT 1`, quote(token)).Scan(&rid)
+	if err == sql.ErrNoRows {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// PrefixDF estimates how many documents FTS5 will match for a token: the
+// summed frequencies of every vocabulary term that starts with it (stemming
+// folds those together). It overestimates, which is the safe side for a
+// cost budget.
+func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
+	var n sql.NullInt64
+	err := ix.db.QueryRowContext(ctx, `SELECT sum(df) FROM vocab WHERE term >= ? AND term < ?`, token, token+"\uffff").Scan(&n)
+	return int(n.Int64), err
 }

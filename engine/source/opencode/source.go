@@ -182,15 +182,26 @@ func (s *Source) probe(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// SourceError is a failure reading OpenCode's history (as opposed to
+// Recall's own index).
+type SourceError struct {
+	Path string
+	Msg  string
+	Err  error
+}
+
+func (e *SourceError) Error() string { return e.Msg }
+func (e *SourceError) Unwrap() error { return e.Err }
+
 func describeDBError(path string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "locked") || strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "(5)"):
-		return fmt.Errorf("%s is locked by another process (waited %ds); retry in a moment: %w", path, busyTimeoutMS/1000, err)
+		return &SourceError{path, fmt.Sprintf("%s is locked by another process (waited %ds); retry in a moment: %v", path, busyTimeoutMS/1000, err), err}
 	case strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "(26)") || strings.Contains(msg, "(11)"):
-		return fmt.Errorf("%s is damaged or truncated (%v); point --db at a good copy", path, err)
+		return &SourceError{path, fmt.Sprintf("%s is damaged or truncated (%v); point --db at a good copy", path, err), err}
 	}
-	return fmt.Errorf("read %s: %w", path, err)
+	return &SourceError{path, fmt.Sprintf("read %s: %v", path, err), err}
 }
 
 // Close releases the database handle.

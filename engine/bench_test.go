@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+// Benchmarks over a large history. `make bench` builds one with
+// `ocgen clone -mode sql` and points RECALL_BENCH_DB at it; RECALL_BENCH_INDEX
+// is an index synced once beforehand (cold indexing is measured by
+// BenchmarkColdIndex on its own). Latency benchmarks report p50/p95 in ms
+// over every operation run.
+
+func benchEngine(b *testing.B) *Engine {
+	b.Helper()
+	db, ix := os.Getenv("RECALL_BENCH_DB"), os.Getenv("RECALL_BENCH_INDEX")
+	if db == "" || ix == "" {
+		b.Skip("set RECALL_BENCH_DB and RECALL_BENCH_INDEX (make bench does)")
+	}
+	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: noEnv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	if _, err := e.Sync(context.Background(), SyncOptions{LockWait: time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// benchQueries are the public corpus's labelled queries (every kind:
+// identifiers, errors, paraphrases, typos, paths).
+func benchQueries(b *testing.B) []string {
+	path := os.Getenv("RECALL_BENCH_QUERIES")
+	if path == "" {
+		path = filepath.Join("..", "..", "shared", "corpus", "public-queries.json")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatalf("read queries: %v", err)
+	}
+	var qf struct {
+		Queries []struct {
+			Q string `json:"q"`
+		} `json:"queries"`
+	}
+	if err := json.Unmarshal(raw, &qf); err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, q := range qf.Queries {
+		out = append(out, q.Q)
+	}
+	return out
+}
+
+type latencies []time.Duration
+
+func (l latencies) report(b *testing.B) {
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	if len(l) == 0 {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(l[len(l)/2]), "p50-ms")
+	b.ReportMetric(ms(l[min(len(l)-1, len(l)*95/100)]), "p95-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkSearch(b *testing.B) {
+	e := benchEngine(b)
+	qs := benchQueries(b)
+	ctx := context.Background()
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := qs[i%len(qs)]
+		start := time.Now()
+		if _, err := e.Search(ctx, SearchParams{Query: q, Limit: 10}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
+func BenchmarkIdleSync(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r, err := e.Sync(ctx, SyncOptions{})
+		if err != nil || !r.Idle {
+			b.Fatalf("sync not idle: %+v %v", r, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
+func BenchmarkReadWindow(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	res, err := e.Search(ctx, SearchParams{Query: "connection pool", Limit: 50, Group: "none"})
+	if err != nil || len(res.Hits) == 0 {
+		b.Fatalf("no hits to read: %v", err)
+	}
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := e.Read(ctx, ReadParams{Cursor: res.Hits[i%len(res.Hits)].Cursor}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
+func BenchmarkSessions20(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := e.Sessions(ctx, SessionsParams{Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
+// BenchmarkColdIndex indexes the whole history into a fresh index and
+// reports parts per second (run with -benchtime=1x).
+func BenchmarkColdIndex(b *testing.B) {
+	db := os.Getenv("RECALL_BENCH_DB")
+	if db == "" {
+		b.Skip("set RECALL_BENCH_DB (make bench does)")
+	}
+	for i := 0; i < b.N; i++ {
+		ix := filepath.Join(b.TempDir(), "cold.db")
+		e, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: noEnv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		r, err := e.Sync(context.Background(), SyncOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		secs := time.Since(start).Seconds()
+		b.ReportMetric(float64(r.Parts)/secs, "parts/s")
+		b.ReportMetric(float64(r.Parts), "parts")
+		b.ReportMetric(secs, "s")
+		e.Close()
+	}
+}
