@@ -20,10 +20,10 @@ command("RecallSessions", function(o)
 end, { nargs = "*", desc = "Recall: list past sessions (optional title filter)" })
 
 command("RecallRead", function(o)
-  recall().read(o.fargs[1], o.fargs[2])
+  recall().read(o.fargs[1], o.fargs[2], o.fargs[3])
 end, {
   nargs = "+",
-  desc = "Recall: open the transcript window of a cursor [mode]",
+  desc = "Recall: open the transcript window of a cursor [mode] [limit]",
   complete = function(lead, line)
     if #vim.split(line, "%s+") == 3 then
       return vim.tbl_filter(function(m)

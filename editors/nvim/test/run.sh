@@ -22,7 +22,7 @@ fi
 echo "$(nvim --version | head -n 1)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/recall-nvim-test.XXXXXX")
-cleanup() { rm -rf "$tmp"; }
+cleanup() { [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$tmp"; }
 trap cleanup EXIT
 
 bin=${RECALL_BIN:-}
@@ -41,6 +41,23 @@ cp testdata/opencode/v1/opencode.db "$tmp/history/opencode.db"
 export XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache"
 export RECALL_TEST_BIN="$bin" RECALL_TEST_DB="$tmp/history/opencode.db" RECALL_TEST_INDEX="$tmp/index.db" RECALL_TEST_TMP="$tmp/run"
 unset OPENCODE_DB
+
+# The code lens spec opens a file the fixture's sessions edited. Paths in the
+# fixture point into the scratch root of its generator; make the file there
+# when it is missing (and remove what we made), so the buffer is a real file.
+lens_file=/tmp/ocgen/recall-v1/projects/ledger/ledger/invoices.py
+made_lens_file=
+if [[ ! -e "$lens_file" ]] && mkdir -p "$(dirname "$lens_file")" 2>/dev/null; then
+  printf 'def normalize_invoice_totals(lines):\n    return sum(lines)\n' >"$lens_file" && made_lens_file=1
+fi
+cleanup() {
+  [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$tmp"
+  if [[ -n "$made_lens_file" ]]; then
+    rm -f "$lens_file"
+    rmdir -p "$(dirname "$lens_file")" 2>/dev/null || true # only the empty dirs we made
+  fi
+}
+export RECALL_TEST_LENS_FILE="$lens_file"
 
 pass=0; fail=0; failed=()
 for spec in "$here"/*_spec.lua; do

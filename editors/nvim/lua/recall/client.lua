@@ -167,6 +167,14 @@ local function message_of(err)
 end
 M.message_of = message_of
 
+-- Lua's {} would go out as a JSON array; the server wants an object.
+local function object(params)
+  if params == nil or (type(params) == "table" and next(params) == nil) then
+    return vim.empty_dict()
+  end
+  return params
+end
+
 -- request sends a request and calls cb(err_message, result) on the main loop.
 function M.request(method, params, cb)
   local client, err = M.ready()
@@ -174,7 +182,7 @@ function M.request(method, params, cb)
     cb(err)
     return
   end
-  local ok = call(client, "request", method, params, function(rpc_err, result)
+  local ok = call(client, "request", method, object(params), function(rpc_err, result)
     if rpc_err then
       cb("Recall: " .. method .. ": " .. message_of(rpc_err))
     else
@@ -194,7 +202,7 @@ function M.request_sync(method, params, timeout_ms)
     return nil, err
   end
   timeout_ms = timeout_ms or config.options.timeout_ms
-  local res, why = call(client, "request_sync", method, params, timeout_ms)
+  local res, why = call(client, "request_sync", method, object(params), timeout_ms)
   if not res then
     return nil, "Recall: " .. method .. ": " .. tostring(why or "no answer")
   end

@@ -184,13 +184,14 @@ function M.sessions(filter, opts)
   end)
 end
 
--- read opens the window a cursor names (every hit and session has one).
-function M.read(cursor, mode)
+-- read opens the window a cursor names (every hit and session has one);
+-- mode: around|next|prev|head|tail|full, limit: messages in the window.
+function M.read(cursor, mode, limit)
   if not cursor or cursor == "" then
     notify("Recall: :RecallRead needs a cursor (from a search hit, a session or a transcript's nav)", vim.log.levels.ERROR)
     return
   end
-  return transcript.open(transcript.read_name(cursor, mode))
+  return transcript.open(transcript.read_name(cursor, mode, limit))
 end
 
 -- file_sessions shows the past sessions that touched `path` (the current

@@ -20,12 +20,15 @@ function M.session_name(session_id, around)
   return name
 end
 
-function M.read_name(cursor, mode)
-  local name = "recall://read/" .. cursor
+function M.read_name(cursor, mode, limit)
+  local q = {}
   if mode and mode ~= "" then
-    name = name .. "?mode=" .. mode
+    table.insert(q, "mode=" .. mode)
   end
-  return name
+  if tonumber(limit) then
+    table.insert(q, "limit=" .. tonumber(limit))
+  end
+  return "recall://read/" .. cursor .. (#q > 0 and ("?" .. table.concat(q, "&")) or "")
 end
 
 local function parse_query(q)
@@ -80,7 +83,9 @@ local function nav_keymaps(bufnr)
         vim.notify("Recall: no " .. which .. " window", vim.log.levels.INFO)
         return
       end
-      M.open(M.read_name(cursor), { cmd = "edit" })
+      -- Same window size as this buffer's (a limit in its name).
+      local limit = vim.api.nvim_buf_get_name(bufnr):match("[?&]limit=(%d+)")
+      M.open(M.read_name(cursor, nil, limit), { cmd = "edit" })
     end
   end
   local opts = { buffer = bufnr, silent = true }
