@@ -54,6 +54,8 @@ let output: vscode.OutputChannel;
 let client: LanguageClient | undefined;
 let starting: Promise<LanguageClient> | undefined;
 let transcripts: TranscriptProvider;
+/** Open quick picks re-run their query when the server reports a changed index. */
+const liveViews = new Set<() => void>();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('Recall');
@@ -114,7 +116,10 @@ function createClient(): LanguageClient {
     },
   };
   const c = new LanguageClient('recall', 'Recall', serverOptions, clientOptions);
-  c.onNotification('recall/indexUpdated', () => transcripts.refreshAll());
+  c.onNotification('recall/indexUpdated', () => {
+    transcripts.refreshAll();
+    for (const refresh of liveViews) refresh();
+  });
   return c;
 }
 
@@ -199,7 +204,9 @@ function isCancelled(err: unknown): boolean {
 
 async function request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
   const c = await ensureClient();
-  return c.sendRequest<R>(method, params, token as LspCancellationToken | undefined);
+  // Pass the token only when there is one: sendRequest(method, params, undefined)
+  // sends [params, null] as positional params, which the server rejects.
+  return token ? c.sendRequest<R>(method, params, token as LspCancellationToken) : c.sendRequest<R>(method, params);
 }
 
 /** An AbortSignal as a CancellationToken (the debouncer speaks AbortSignal). */
@@ -243,16 +250,10 @@ async function openTranscript(target: TranscriptTarget, revealIndex?: number): P
   const uri = vscode.Uri.from(transcriptUri(target));
   let doc = await vscode.workspace.openTextDocument(uri);
   if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
-  const editor = await vscode.window.showTextDocument(doc, { preview: true });
-  let line = -1;
-  if (revealIndex !== undefined) {
-    line = messageLine(doc.getText(), revealIndex);
-    if (line >= 0) {
-      const pos = new vscode.Position(line, 0);
-      editor.selection = new vscode.Selection(pos, pos);
-      editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.AtTop);
-    }
-  }
+  const line = revealIndex === undefined ? -1 : messageLine(doc.getText(), revealIndex);
+  const at = line >= 0 ? new vscode.Range(line, 0, line, 0) : undefined;
+  const editor = await vscode.window.showTextDocument(doc, { preview: true, ...(at ? { selection: at } : {}) });
+  if (at) editor.revealRange(at, vscode.TextEditorRevealType.AtTop);
   writeTestReport(doc, line);
 }
 
@@ -367,7 +368,10 @@ async function searchHistory(initial: string): Promise<void> {
       const hits = res.hits ?? [];
       const now = Date.now();
       const items: HitPick[] = hits.map((hit) => ({ ...hitItem(hit, now, home), hit }));
-      if (items.length === 0) {
+      if (items.length === 0 && res.index?.stale) {
+        // A fresh index: the server's first sync is running; indexUpdated re-runs the query.
+        items.push({ label: '$(sync~spin) Indexing your history…', detail: 'Results appear when the first sync finishes.', alwaysShow: true });
+      } else if (items.length === 0) {
         items.push({ label: query.trim() ? `No matches for "${oneLine(query, 60)}"` : 'No sessions yet', alwaysShow: true });
       }
       qp.items = items;
@@ -380,6 +384,8 @@ async function searchHistory(initial: string): Promise<void> {
     },
     (busy) => (qp.busy = busy),
   );
+  const refresh = () => runner.schedule(qp.value, true);
+  liveViews.add(refresh);
   qp.onDidChangeValue((v) => runner.schedule(v));
   qp.onDidAccept(() => {
     const hit = (qp.selectedItems[0] ?? qp.activeItems[0])?.hit;
@@ -388,6 +394,7 @@ async function searchHistory(initial: string): Promise<void> {
     void run(() => openCursor(hit.cursor));
   });
   qp.onDidHide(() => {
+    liveViews.delete(refresh);
     runner.dispose();
     qp.dispose();
   });
@@ -422,6 +429,8 @@ async function browseSessions(): Promise<void> {
     },
     (busy) => (qp.busy = busy),
   );
+  const refresh = () => runner.schedule(qp.value, true);
+  liveViews.add(refresh);
   qp.onDidChangeValue((v) => runner.schedule(v));
   qp.onDidAccept(() => {
     const s = (qp.selectedItems[0] ?? qp.activeItems[0])?.session;
@@ -430,6 +439,7 @@ async function browseSessions(): Promise<void> {
     void run(() => openTranscript({ sessionId: s.id }));
   });
   qp.onDidHide(() => {
+    liveViews.delete(refresh);
     runner.dispose();
     qp.dispose();
   });

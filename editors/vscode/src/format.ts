@@ -36,6 +36,49 @@ export function shortenDirectory(dir: string, home?: string): string {
   return dir;
 }
 
+/** Keeps long directories readable in a one-line description: "…/projects/ledger". */
+export function compactDirectory(dir: string, max = 40): string {
+  if (dir.length <= max) return dir;
+  const parts = dir.split('/').filter(Boolean);
+  let out = parts.pop() ?? dir;
+  while (parts.length > 0 && out.length + parts[parts.length - 1]!.length + 1 <= max - 2) out = parts.pop() + '/' + out;
+  return '…/' + out;
+}
+
+/**
+ * Moves the main highlighted match near the start of the snippet, so it
+ * survives the quick pick's truncation (about 70 characters show). The main
+ * match is the longest highlight (an exact code token such as
+ * ERR_QUOTA_7731 beats a stemmed "ERROR"), the earliest on a tie.
+ * Highlights are byte offsets into the UTF-8 snippet (the server is Go);
+ * they are mapped to string indexes here.
+ */
+export function focusSnippet(snippet: string, highlights: ReadonlyArray<readonly [number, number]> | null | undefined, lead = 25): string {
+  const s = snippet ?? '';
+  let best: readonly [number, number] | undefined;
+  for (const h of highlights ?? []) {
+    if (!best || h[1] - h[0] > best[1] - best[0] || (h[1] - h[0] === best[1] - best[0] && h[0] < best[0])) best = h;
+  }
+  if (!best || best[0] <= 0) return s;
+  const idx = byteToIndex(s, best[0]);
+  if (idx <= lead) return s;
+  let from = idx - lead;
+  const space = s.indexOf(' ', from);
+  if (space >= 0 && space < idx) from = space + 1;
+  return '…' + s.slice(from);
+}
+
+function byteToIndex(s: string, byteOffset: number): number {
+  let bytes = 0;
+  let i = 0;
+  for (const ch of s) {
+    if (bytes >= byteOffset) return i;
+    bytes += Buffer.byteLength(ch, 'utf8');
+    i += ch.length;
+  }
+  return s.length;
+}
+
 /** One line, whitespace collapsed, at most max characters (ellipsis included). */
 export function oneLine(text: string, max = 200): string {
   const s = (text ?? '').replace(/\s+/g, ' ').trim();
@@ -71,18 +114,18 @@ export function hitSource(hit: Pick<Hit, 'role' | 'kind' | 'tool'>): string {
  * ranked the rows; the quick pick's own fuzzy filter must not hide them.
  */
 export function hitItem(hit: Hit, now: number = Date.now(), home?: string): PickItem {
-  const parts = [shortenDirectory(hit.directory, home), ageString(hit.time, now), hitSource(hit)].filter(Boolean);
+  const parts = [compactDirectory(shortenDirectory(hit.directory, home)), ageString(hit.time, now), hitSource(hit)].filter(Boolean);
   return {
     label: escapeIcons(hit.title || hit.sessionId || '(untitled session)'),
     description: escapeIcons(parts.join(' · ')),
-    detail: escapeIcons(oneLine(hit.snippet)),
+    detail: escapeIcons(oneLine(focusSnippet(hit.snippet, hit.highlights))),
     alwaysShow: true,
   };
 }
 
 /** A session as a quick-pick row for "Browse Sessions". */
 export function sessionItem(s: SessionInfo, now: number = Date.now(), home?: string): PickItem {
-  const parts = [shortenDirectory(s.directory, home), ageString(s.updated, now)].filter(Boolean);
+  const parts = [compactDirectory(shortenDirectory(s.directory, home)), ageString(s.updated, now)].filter(Boolean);
   const counts = [plural(s.messages, 'message'), plural(s.turns, 'turn'), plural(s.toolCalls, 'tool call')];
   const kids = s.children?.length ?? 0;
   if (kids > 0) counts.push(plural(kids, 'subagent'));

@@ -44,6 +44,8 @@ export interface SearchResult {
   mode?: string;
   notices?: string[] | null;
   corrections?: string[] | null;
+  /** Index freshness; stale with no hits right after start means the first sync is still running. */
+  index?: { syncedAt?: string; stale?: boolean; busy?: boolean };
 }
 
 export type ReadMode = 'around' | 'next' | 'prev' | 'head' | 'tail' | 'full';

@@ -1,7 +1,17 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { ageString, escapeIcons, hitItem, oneLine, plural, sessionItem, shortenDirectory } from '../../src/format';
+import {
+  ageString,
+  compactDirectory,
+  escapeIcons,
+  focusSnippet,
+  hitItem,
+  oneLine,
+  plural,
+  sessionItem,
+  shortenDirectory,
+} from '../../src/format';
 import type { Hit, SessionInfo } from '../../src/protocol';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
@@ -122,5 +132,26 @@ describe('sessionItem', () => {
   it('marks archived sessions and tolerates null children', () => {
     const item = sessionItem({ ...s, archived: true, children: null, firstPrompt: '' }, NOW);
     assert.equal(item.detail, '3 messages, 1 turn, 1 tool call, archived');
+  });
+});
+
+describe('compactDirectory / focusSnippet', () => {
+  it('keeps the tail of a long directory', () => {
+    assert.equal(compactDirectory('/tmp/ocgen/recall-v1/projects/ledger', 30), '…/recall-v1/projects/ledger');
+    assert.equal(compactDirectory('~/src/x'), '~/src/x');
+  });
+  it('moves the first match (UTF-8 byte offsets) near the start', () => {
+    const snippet =
+      '…00:07Z INFO posted 40/42 invoices 2026-03-02T01:00:09Z ERROR upstream rejected batch=118 code=ERR_QUOTA_7731 (monthly API quota exhausted)';
+    const start = Buffer.byteLength(snippet.slice(0, snippet.indexOf('ERR_QUOTA')), 'utf8');
+    const error = Buffer.byteLength(snippet.slice(0, snippet.indexOf('ERROR')), 'utf8');
+    const got = focusSnippet(snippet, [[error, error + 5], [start, start + 14], [start + 4, start + 14]], 20);
+    assert.ok(got.startsWith('…'), got);
+    assert.ok(got.indexOf('ERR_QUOTA_7731') <= 22, got);
+    assert.ok(!got.startsWith('…ERR'), 'keeps some context before the match');
+  });
+  it('leaves a snippet whose match is already near the start alone', () => {
+    assert.equal(focusSnippet('a match here', [[2, 7]]), 'a match here');
+    assert.equal(focusSnippet('no highlights', null), 'no highlights');
   });
 });
