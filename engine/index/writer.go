@@ -36,7 +36,8 @@ type SessionMeta struct {
 type Writer struct {
 	ix    *Index
 	tx    *sql.Tx
-	vocab map[string]int // df deltas, flushed on Commit
+	vocab map[string]int      // df deltas, flushed on Commit
+	seen  map[string]struct{} // scratch: distinct terms of one document
 
 	insMsg, insPart, insDoc, insFTS *sql.Stmt
 }
@@ -47,7 +48,7 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin index write: %w", err)
 	}
-	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}}
+	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}}
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
@@ -161,22 +162,28 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 
 // countTerms adjusts document frequencies for the distinct terms of text.
 func (w *Writer) countTerms(text string, delta int) {
-	seen := map[string]bool{}
+	clear(w.seen)
 	tokens.Each(text, func(t tokens.Token) {
-		if !seen[t.Text] {
-			seen[t.Text] = true
+		if _, ok := w.seen[t.Text]; !ok {
+			w.seen[t.Text] = struct{}{}
 			w.vocab[t.Text] += delta
 		}
 	})
 }
 
-// body renders a document's FTS token stream.
-func body(text string) string {
+// body renders a document's FTS token stream and counts its distinct terms
+// into the vocabulary, in one pass over the text.
+func (w *Writer) body(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/4)
+	clear(w.seen)
 	tokens.Each(text, func(t tokens.Token) {
 		b.WriteString(t.Text)
 		b.WriteByte(' ')
+		if _, ok := w.seen[t.Text]; !ok {
+			w.seen[t.Text] = struct{}{}
+			w.vocab[t.Text]++
+		}
 	})
 	return b.String()
 }
@@ -187,10 +194,9 @@ func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, ro
 		return fmt.Errorf("index document: %w", err)
 	}
 	rid, _ := res.LastInsertId()
-	if _, err := w.insFTS.ExecContext(ctx, rid, body(text)); err != nil {
+	if _, err := w.insFTS.ExecContext(ctx, rid, w.body(text)); err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
-	w.countTerms(text, +1)
 	return nil
 }
 

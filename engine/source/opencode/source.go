@@ -215,6 +215,10 @@ func (s *Source) Close() error {
 // Path is the location the source was opened from.
 func (s *Source) Path() string { return s.path }
 
+// DB is the read-only handle (nil for a JSON-only history); benchmarks and
+// tests count rows through it.
+func (s *Source) DB() *sql.DB { return s.db }
+
 // DBPath is the SQLite database, "" for a JSON-only history.
 func (s *Source) DBPath() string { return s.dbPath }
 

@@ -46,7 +46,7 @@ type partJSON struct {
 	Ignored     bool   `json:"ignored"`
 	Tool        string `json:"tool"`
 	CallID      string `json:"callID"`
-	State       *toolStateJSON
+	State       *toolStateJSON `json:"state"`
 	Files       []string `json:"files"`
 	Mime        string   `json:"mime"`
 	Filename    string   `json:"filename"`
@@ -81,20 +81,6 @@ type toolStateJSON struct {
 		Start     int64 `json:"start"`
 		Compacted int64 `json:"compacted"`
 	} `json:"time"`
-}
-
-func (p *partJSON) UnmarshalJSON(b []byte) error {
-	type plain partJSON
-	var aux struct {
-		plain
-		State *toolStateJSON `json:"state"`
-	}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
-	*p = partJSON(aux.plain)
-	p.State = aux.State
-	return nil
 }
 
 func (s *Source) v1Messages(ctx context.Context, ss model.Session, fn func(*model.Message) error) error {
