@@ -59,18 +59,29 @@ cleanup() {
 }
 export RECALL_TEST_LENS_FILE="$lens_file"
 
-pass=0; fail=0; failed=()
+pass=0; fail=0; failed=(); cases_ok=0; cases_failed=0
 for spec in "$here"/*_spec.lua; do
   name=$(basename "$spec" .lua)
   if [[ $# -gt 0 && "$name" != *"$1"* ]]; then continue; fi
   echo "== $name"
+  rm -f "$tmp/run/lsp.log"
   t0=$(date +%s%N)
   set +e
+  # -u NONE loads no plugins, so plugin/recall.lua is sourced by hand. A spec
+  # ends nvim itself (qa! or cq 1); the trailing cq 3 only runs when the spec
+  # died at top level.
   (cd "$tmp/run" && timeout 180 nvim --headless -u NONE -i NONE -n \
     --cmd "set rtp^=$plugin" --cmd "runtime! plugin/recall.lua" \
-    -c "luafile $spec" </dev/null)
-  rc=$?
+    -c "luafile $spec" -c "cq 3" </dev/null) | tee "$tmp/out"
+  rc=${PIPESTATUS[0]}
   set -e
+  spec_ok=0; spec_failed=0
+  if counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/out" | tail -n 1); then
+    spec_ok=${counts%% *}; f=${counts#*, }; spec_failed=${f%% *}
+  fi
+  # A spec that died (or timed out) before reporting counts as one failure.
+  [[ $rc -eq 0 || $spec_failed -gt 0 ]] || spec_failed=1
+  cases_ok=$((cases_ok + spec_ok)); cases_failed=$((cases_failed + spec_failed))
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   if [[ $rc -eq 0 ]]; then
     pass=$((pass + 1)); echo "== $name passed in ${ms} ms"
@@ -80,5 +91,6 @@ for spec in "$here"/*_spec.lua; do
   fi
 done
 
-echo "nvim specs: $pass passed, $fail failed${failed:+ (${failed[*]})} in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+echo "nvim suite: $(nvim --version | head -n 1), $pass/$((pass + fail)) spec files passed${failed:+ (failed: ${failed[*]})}, $(( ($(date +%s%N) - start) / 1000000 )) ms"
+echo "nvim: $cases_ok passed, $cases_failed failed"
 [[ $fail -eq 0 && $pass -gt 0 ]]

@@ -136,7 +136,8 @@ function M.search(query, opts)
       return
     end
     picker.pick(hits, {
-      prompt = string.format("Recall: %d hits for %q (%s)", #hits, query, res.mode or "?"),
+      prompt = query == "" and string.format("Recall: recent activity (%d)", #hits)
+        or string.format("Recall: %d hits for %q (%s)", #hits, query, res.mode or "?"),
       kind = "recall.hit",
       format_item = M.hit_label,
       preview = hit_preview,

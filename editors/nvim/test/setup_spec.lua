@@ -1,0 +1,90 @@
+-- Loading, options and failure modes.
+local T = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/helpers.lua")
+
+T.run("the plugin file defines commands without loading the module", function()
+  for _, name in ipairs({ "RecallSearch", "RecallSessions", "RecallRead", "RecallFiles", "RecallAttach" }) do
+    T.eq(vim.fn.exists(":" .. name), 2, ":" .. name .. " exists")
+  end
+  T.eq(package.loaded["recall"], nil, "require('recall') not loaded yet")
+  T.eq(#vim.api.nvim_get_autocmds({ event = "BufReadCmd", pattern = "recall:/*" }), 1, "recall:/* BufReadCmd")
+end)
+
+T.run("setup rejects bad options with the option's name", function()
+  local ok, err = pcall(require("recall").setup, { cmd = "recall lsp" })
+  T.ok(not ok, "a string cmd is refused")
+  T.contains(err, "option cmd must be a table", "error")
+  ok, err = pcall(require("recall").setup, { picker = "fzf" })
+  T.ok(not ok, "an unknown picker is refused")
+  T.contains(err, "picker", "error")
+  ok, err = pcall(require("recall").setup, { dbb = "/x" })
+  T.ok(not ok, "a misspelt option is refused")
+  T.contains(err, "unknown option dbb", "error")
+end)
+
+T.run("a missing server binary is reported, once, with the fix", function()
+  require("recall").setup({ cmd = { "/nonexistent/recall", "lsp" } })
+  vim.cmd("edit " .. T.env.tmp .. "/a.txt")
+  vim.cmd("edit " .. T.env.tmp .. "/b.txt")
+  vim.wait(200)
+  local errors = vim.tbl_filter(function(m)
+    return m.level == vim.log.levels.ERROR
+  end, T.messages)
+  T.eq(#errors, 1, "error notifications")
+  T.contains(errors[1].msg, "/nonexistent/recall", "names the command")
+  T.contains(errors[1].msg, "setup{ cmd", "says how to fix it")
+  vim.cmd("RecallSearch anything")
+  vim.wait(200)
+  T.contains(T.messages[#T.messages].msg, "cannot start the server", "a command says so too")
+end)
+
+T.run("autostart = false attaches nothing; commands still start the server", function()
+  require("recall")._start_failed = nil
+  T.setup({ autostart = false })
+  vim.cmd("edit " .. T.env.tmp .. "/c.txt")
+  vim.wait(200)
+  T.eq(require("recall.client").current(), nil, "no client after opening a file")
+  vim.cmd("RecallSessions")
+  local sel = T.wait_select(15000, "the sessions picker")
+  T.ok(#sel.items > 0, "sessions")
+  local c = require("recall.client").current()
+  T.ok(c, "a client")
+  T.ok(not vim.lsp.buf_is_attached(0, c.id), "the file buffer is not attached")
+end)
+
+T.run("filetypes limits the buffers attached", function()
+  T.setup({ filetypes = { "python" } })
+  vim.cmd("edit " .. T.env.tmp .. "/d.txt")
+  vim.cmd("edit " .. T.env.tmp .. "/e.py")
+  local py = vim.api.nvim_get_current_buf()
+  vim.cmd("filetype on")
+  vim.cmd("setfiletype python")
+  local c = require("recall.client").current()
+  T.wait(5000, function()
+    return vim.lsp.buf_is_attached(py, c.id)
+  end, "the python buffer attached")
+  T.ok(not vim.lsp.buf_is_attached(vim.fn.bufnr(T.env.tmp .. "/d.txt"), c.id), "the text buffer is not attached")
+  T.eq(#vim.tbl_filter(function(x) return x.name == "recall" end, vim.lsp.get_active_clients()), 1, "one recall client")
+end)
+
+T.run("the initializationOptions carry db and index", function()
+  local c = require("recall.client").current()
+  T.eq(c.config.init_options.db, T.env.db, "db")
+  T.eq(c.config.init_options.index, T.env.index, "index")
+  local status = require("recall.client").request_sync("recall/status", {})
+  T.ok(status, "recall/status")
+  T.contains(vim.inspect(status.source), "opencode.db", "status source")
+end)
+
+T.run("the help file has its tags", function()
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h:h") .. "/doc"
+  local tmpdoc = T.env.tmp .. "/doc"
+  vim.fn.mkdir(tmpdoc, "p")
+  vim.fn.writefile(vim.fn.readfile(doc .. "/recall.txt"), tmpdoc .. "/recall.txt")
+  vim.cmd("helptags " .. vim.fn.fnameescape(tmpdoc))
+  local tags = table.concat(vim.fn.readfile(tmpdoc .. "/tags"), "\n")
+  for _, tag in ipairs({ "recall.txt", ":RecallSearch", ":RecallSessions", ":RecallRead", "recall-setup" }) do
+    T.contains(tags, tag .. "\t", "tags")
+  end
+end)
+
+T.finish()
