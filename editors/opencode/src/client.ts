@@ -148,6 +148,7 @@ export class RecallServer {
           const inst = this.inst
           if (!inst?.alive) return undefined
           const res = await this.send<SyncResult>(inst, Requests.sync, {}, { timeoutMs: 5 * this.opts.requestTimeoutMs })
+          this.log(`sync: idle=${res.idle ?? false} added=${res.added ?? 0} updated=${res.updated ?? 0} busy=${res.busy ?? false}`)
           if (!this.syncAgain) return res
         } while (true)
       } catch (err) {
@@ -165,6 +166,7 @@ export class RecallServer {
   async dispose(): Promise<void> {
     this.disposed = true
     process.off("exit", this.onProcessExit)
+    this.log("dispose")
     const inst = this.inst ?? (await this.starting?.catch(() => undefined))
     this.inst = undefined
     if (!inst?.alive) return
@@ -304,8 +306,10 @@ export class RecallServer {
       }
       inst.pending.add(fail)
       const sent = params === null ? inst.conn.sendRequest<R>(method, cts.token) : inst.conn.sendRequest<R>(method, params, cts.token)
+      const t0 = Date.now()
       sent.then(
         (res) => {
+          this.log(`${method}: ${Date.now() - t0} ms`)
           cleanup()
           resolve(res)
         },

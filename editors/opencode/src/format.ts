@@ -64,8 +64,25 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
   for (const n of res.notices ?? []) out.push(`note: ${n}`)
   if (res.corrections?.length) out.push(`note: also searched for ${res.corrections.join(", ")}`)
   if (res.partial) out.push("note: the search stopped at its time budget; results may be incomplete")
-  if (res.index?.stale) out.push("note: the index is still catching up with the history; recent sessions may be missing, search again shortly")
+  if (lagging(res.index)) out.push("note: the index is still catching up with the history; recent sessions may be missing, search again shortly")
   return out.join("\n")
+}
+
+/**
+ * The index lags noticeably. `stale` alone means "the history changed since
+ * the last sync", which is always true while the current session writes; the
+ * server's watcher syncs every second or so, so only a sync older than
+ * LagNoticeMs (or one still missing, or another process holding the index)
+ * is worth a word to the agent.
+ */
+export const LagNoticeMs = 60_000
+
+export function lagging(index: SearchResult["index"], now = Date.now()): boolean {
+  if (!index) return false
+  if (index.busy) return true
+  if (!index.stale) return false
+  const synced = index.syncedAt ? Date.parse(index.syncedAt) : Number.NaN
+  return !Number.isFinite(synced) || now - synced > LagNoticeMs
 }
 
 export interface SessionsView {

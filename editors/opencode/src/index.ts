@@ -6,9 +6,9 @@ import { appendFileSync } from "node:fs"
 import type { Plugin } from "@opencode-ai/plugin"
 import { RecallServer } from "./client.js"
 import { resolveConfig } from "./config.js"
-import { createTools, HitMemory } from "./tools.js"
+import { createTools, HitMemory, sessionRoots } from "./tools.js"
 
-export const RecallPlugin: Plugin = async (_input, options) => {
+export const RecallPlugin: Plugin = async (input, options) => {
   const cfg = resolveConfig(options, process.env)
   // Never write to stdout/stderr: that is OpenCode's terminal UI.
   const log = cfg.logFile
@@ -27,8 +27,13 @@ export const RecallPlugin: Plugin = async (_input, options) => {
     ...(cfg.timeoutMs ? { requestTimeoutMs: cfg.timeoutMs } : {}),
     ...(log ? { log } : {}),
   })
+  // A subagent's search leaves out its whole family: exclude from the root.
+  const rootOf = sessionRoots(async (id) => {
+    const res = await input.client.session.get({ path: { id } })
+    return res.data?.parentID
+  })
   return {
-    tool: createTools({ server, memory: new HitMemory() }),
+    tool: createTools({ server, memory: new HitMemory(), rootOf }),
     // A session that just finished becomes searchable at once (the server's
     // watcher would see it within a second or two; this makes it certain).
     event: async ({ event }) => {

@@ -149,11 +149,12 @@ export function sessionsParams(args: SessionsArgs, ctx: Pick<ToolContext, "direc
   return p
 }
 
-/** Leaves out the current session, its parent and its subagents. */
-export function withoutFamily(sessions: SessionInfo[], sessionID: string | undefined): { kept: SessionInfo[]; hidden: number } {
-  if (!sessionID) return { kept: sessions, hidden: 0 }
+/** Leaves out the given sessions (the current one and its root), their parents and their subagents. */
+export function withoutFamily(sessions: SessionInfo[], family: Array<string | undefined>): { kept: SessionInfo[]; hidden: number } {
+  const ids = new Set(family.filter((x): x is string => Boolean(x)))
+  if (ids.size === 0) return { kept: sessions, hidden: 0 }
   const kept = sessions.filter(
-    (s) => s.id !== sessionID && s.parentId !== sessionID && !(s.children ?? []).some((c) => c.id === sessionID),
+    (s) => !ids.has(s.id) && !(s.parentId && ids.has(s.parentId)) && !(s.children ?? []).some((c) => ids.has(c.id)),
   )
   return { kept, hidden: sessions.length - kept.length }
 }
@@ -222,9 +223,40 @@ export function describeFailure(err: unknown, toolName: string): string {
   }
 }
 
+/**
+ * Finds the top-level session of a (subagent) session, so exclusion covers
+ * the whole family even before the server has indexed a just-created
+ * subagent session. Cached; bounded in depth and time; falls back to the
+ * session itself.
+ */
+export function sessionRoots(parentOf: (id: string) => Promise<string | undefined>, budgetMs = 2000): (id: string) => Promise<string> {
+  const cache = new Map<string, Promise<string>>()
+  const walk = async (id: string): Promise<string> => {
+    let cur = id
+    for (let depth = 0; depth < 8; depth++) {
+      const parent = await parentOf(cur)
+      if (!parent || parent === cur) return cur
+      cur = parent
+    }
+    return cur
+  }
+  return (id: string) => {
+    let p = cache.get(id)
+    if (!p) {
+      const timeout = new Promise<string>((resolve) => setTimeout(() => resolve(id), budgetMs).unref())
+      p = Promise.race([walk(id).catch(() => id), timeout])
+      cache.set(id, p)
+      if (cache.size > MemorySessions) cache.delete(cache.keys().next().value!)
+    }
+    return p
+  }
+}
+
 export interface ToolSettings {
   server: Caller
   memory: HitMemory
+  /** The top-level session of a session (default: the session itself). */
+  rootOf?: (sessionID: string) => Promise<string>
 }
 
 async function run<R>(s: ToolSettings, toolName: string, method: string, params: unknown, ctx: ToolContext): Promise<R> {
@@ -272,6 +304,7 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     },
     async execute(args, ctx) {
       const params = searchParams(args, ctx)
+      if (params.excludeSession && s.rootOf) params.excludeSession = await s.rootOf(params.excludeSession)
       const res = await run<SearchResult>(s, "history_search", Requests.search, params, ctx)
       const hits = res.hits ?? []
       s.memory.remember(
@@ -320,7 +353,8 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     async execute(args, ctx) {
       const params = sessionsParams(args, ctx)
       const res = await run<SessionsResult>(s, "history_sessions", Requests.sessions, params, ctx)
-      const { kept, hidden } = withoutFamily(res.sessions ?? [], ctx.sessionID)
+      const root = s.rootOf ? await s.rootOf(ctx.sessionID) : ctx.sessionID
+      const { kept, hidden } = withoutFamily(res.sessions ?? [], [ctx.sessionID, root])
       s.memory.remember(
         ctx.sessionID,
         "history_sessions",
