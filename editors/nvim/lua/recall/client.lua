@@ -75,6 +75,15 @@ local function client_config()
     commands = handlers.commands,
     handlers = handlers.lsp_handlers,
     on_attach = handlers.on_attach,
+    -- Build the index once in the background if it never was, then show
+    -- the lenses it makes possible (hovers and lenses read the index only).
+    on_init = function(client)
+      vim.schedule(function()
+        M.first_sync(client, function()
+          handlers.refresh_codelens()
+        end)
+      end)
+    end,
     flags = { debounce_text_changes = 150 },
   }
 end
@@ -175,6 +184,72 @@ local function object(params)
   return params
 end
 
+-- The server answers from its index. On a first start, the watcher's
+-- initial sync may still be running and a search would find nothing: the
+-- first request that reads history waits for one sync to finish.
+local reads_history = {
+  ["recall/search"] = true,
+  ["recall/sessions"] = true,
+  ["recall/files"] = true,
+  ["recall/read"] = true,
+  ["recall/transcript"] = true,
+  ["workspace/symbol"] = true,
+}
+local indexed = {} -- client id -> true once the index is known to be built
+
+local FIRST_SYNC_NOTICE = "Recall: indexing your OpenCode history for the first time…"
+
+local function synced(status)
+  return type(status) == "table" and type(status.freshness) == "table" and status.freshness.syncedAt ~= nil
+end
+
+local waiting = {} -- client id -> continuations while the first sync runs
+
+function M.first_sync(client, cont)
+  local id = client.id
+  if indexed[id] then
+    return cont()
+  end
+  if waiting[id] then
+    table.insert(waiting[id], cont)
+    return
+  end
+  waiting[id] = { cont }
+  local function done()
+    indexed[id] = true
+    local conts = waiting[id] or {}
+    waiting[id] = nil
+    for _, f in ipairs(conts) do
+      f()
+    end
+  end
+  call(client, "request", "recall/status", vim.empty_dict(), function(err, status)
+    if err or synced(status) then
+      return done()
+    end
+    vim.notify(FIRST_SYNC_NOTICE, vim.log.levels.INFO)
+    call(client, "request", "recall/sync", vim.empty_dict(), done)
+  end)
+end
+
+local function first_sync_blocking(client, timeout_ms)
+  if indexed[client.id] then
+    return
+  end
+  if waiting[client.id] then
+    vim.wait(timeout_ms * 4, function()
+      return indexed[client.id] == true
+    end, 10)
+    return
+  end
+  local res = call(client, "request_sync", "recall/status", vim.empty_dict(), timeout_ms)
+  if res and not res.err and not synced(res.result) then
+    vim.notify(FIRST_SYNC_NOTICE, vim.log.levels.INFO)
+    call(client, "request_sync", "recall/sync", vim.empty_dict(), timeout_ms * 4)
+  end
+  indexed[client.id] = true
+end
+
 -- request sends a request and calls cb(err_message, result) on the main loop.
 function M.request(method, params, cb)
   local client, err = M.ready()
@@ -182,15 +257,22 @@ function M.request(method, params, cb)
     cb(err)
     return
   end
-  local ok = call(client, "request", method, object(params), function(rpc_err, result)
-    if rpc_err then
-      cb("Recall: " .. method .. ": " .. message_of(rpc_err))
-    else
-      cb(nil, result)
+  local function send()
+    local ok = call(client, "request", method, object(params), function(rpc_err, result)
+      if rpc_err then
+        cb("Recall: " .. method .. ": " .. message_of(rpc_err))
+      else
+        cb(nil, result)
+      end
+    end)
+    if not ok then
+      cb("Recall: " .. method .. ": the server is not running")
     end
-  end)
-  if not ok then
-    cb("Recall: " .. method .. ": the server is not running")
+  end
+  if reads_history[method] then
+    M.first_sync(client, send)
+  else
+    send()
   end
 end
 
@@ -202,6 +284,9 @@ function M.request_sync(method, params, timeout_ms)
     return nil, err
   end
   timeout_ms = timeout_ms or config.options.timeout_ms
+  if reads_history[method] then
+    first_sync_blocking(client, timeout_ms)
+  end
   local res, why = call(client, "request_sync", method, object(params), timeout_ms)
   if not res then
     return nil, "Recall: " .. method .. ": " .. tostring(why or "no answer")

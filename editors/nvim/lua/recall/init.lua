@@ -137,7 +137,7 @@ function M.search(query, opts)
     end
     picker.pick(hits, {
       prompt = query == "" and string.format("Recall: recent activity (%d)", #hits)
-        or string.format("Recall: %d hits for %q (%s)", #hits, query, res.mode or "?"),
+        or string.format("Recall: %d hit%s for %q (%s)", #hits, #hits == 1 and "" or "s", query, res.mode or "?"),
       kind = "recall.hit",
       format_item = M.hit_label,
       preview = hit_preview,
@@ -191,6 +191,14 @@ function M.read(cursor, mode, limit)
   if not cursor or cursor == "" then
     notify("Recall: :RecallRead needs a cursor (from a search hit, a session or a transcript's nav)", vim.log.levels.ERROR)
     return
+  end
+  -- Also a session id (from a hover) or a recall: URI.
+  if cursor:match("^ses_[%w_]+$") then
+    return transcript.open(transcript.session_name(cursor))
+  end
+  local rest = cursor:match("^recall:/+(.+)$")
+  if rest then
+    return transcript.open("recall://" .. rest)
   end
   return transcript.open(transcript.read_name(cursor, mode, limit))
 end
