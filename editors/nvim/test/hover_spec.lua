@@ -66,6 +66,18 @@ T.run("K opens the hover float (0.7-0.9: plugin maps K)", function()
   vim.api.nvim_win_close(w, true)
 end)
 
+T.run("K elsewhere keeps 'keywordprg'", function()
+  local looked_up
+  vim.api.nvim_create_user_command("RecallTestK", function(o)
+    looked_up = o.args
+  end, { nargs = "*" })
+  vim.bo.keywordprg = ":RecallTestK"
+  vim.api.nvim_win_set_cursor(0, { 1, 9 })
+  vim.cmd("normal K")
+  T.eq(looked_up, "quota", "keywordprg got the word under the cursor")
+  T.eq(float_text(), nil, "no hover float")
+end)
+
 T.run("vim.lsp.buf.hover in a scratch buffer after :RecallAttach", function()
   vim.cmd("enew")
   local buf = vim.api.nvim_get_current_buf()

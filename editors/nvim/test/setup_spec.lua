@@ -75,6 +75,45 @@ T.run("the initializationOptions carry db and index", function()
   T.contains(vim.inspect(status.source), "opencode.db", "status source")
 end)
 
+T.run("picker = telescope drives Telescope's picker API", function()
+  -- Telescope is not installed here: a stand-in records the calls its
+  -- documented developer API (pickers.new, finders.new_table, previewers.
+  -- new_buffer_previewer, actions.select_default:replace) receives.
+  local seen = {}
+  local selected
+  package.loaded["telescope.pickers"] = {
+    new = function(_, spec)
+      seen.spec = spec
+      return { find = function() seen.found = true end }
+    end,
+  }
+  package.loaded["telescope.finders"] = { new_table = function(t) seen.finder = t; return t end }
+  package.loaded["telescope.previewers"] = { new_buffer_previewer = function(t) seen.previewer = t; return t end }
+  package.loaded["telescope.config"] = { values = { generic_sorter = function() return "sorter" end } }
+  package.loaded["telescope.actions"] = {
+    select_default = { replace = function(_, fn) seen.on_select = fn end },
+    close = function() seen.closed = true end,
+  }
+  package.loaded["telescope.actions.state"] = { get_selected_entry = function() return selected end }
+  T.setup({ picker = "telescope" })
+  require("recall").search("ERR_QUOTA_7731")
+  T.wait(15000, function() return seen.found end, "a Telescope picker")
+  local entry = seen.finder.entry_maker(seen.finder.results[1])
+  T.contains(entry.display, "Investigate nightly worker failure", "entry display")
+  T.contains(entry.ordinal, "ERR_QUOTA_7731", "entry ordinal")
+  local pbuf = vim.api.nvim_create_buf(false, true)
+  seen.previewer.define_preview({ state = { bufnr = pbuf } }, entry)
+  T.contains(T.lines(pbuf), "# Investigate nightly worker failure", "preview")
+  T.ok(seen.spec.attach_mappings(0) == true, "attach_mappings keeps the default mappings")
+  selected = entry
+  seen.on_select()
+  T.ok(seen.closed, "the picker closed")
+  T.contains(vim.api.nvim_buf_get_name(0), "recall://session/ses_dd7571907ffe5vPpW7vxTE77tW", "the hit opened")
+  for k in pairs(package.loaded) do
+    if k:find("^telescope") then package.loaded[k] = nil end
+  end
+end)
+
 T.run("the help file has its tags", function()
   local doc = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h:h") .. "/doc"
   local tmpdoc = T.env.tmp .. "/doc"

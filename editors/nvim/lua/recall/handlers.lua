@@ -59,7 +59,15 @@ local group = vim.api.nvim_create_augroup("RecallCodeLens", { clear = true })
 
 function M.on_attach(client, bufnr)
   if config.options.keymaps and not has010 and vim.fn.maparg("K", "n") == "" then
-    vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = bufnr, desc = "Recall/LSP hover" })
+    -- Hover on ids only: elsewhere K keeps doing what 'keywordprg' says.
+    vim.keymap.set("n", "K", function()
+      local word = vim.fn.expand("<cword>")
+      if word:match("^ses_%w") or word:match("^msg_%w") or word:match("^prt_%w") then
+        vim.lsp.buf.hover()
+      else
+        vim.cmd("normal! " .. (vim.v.count > 0 and vim.v.count or "") .. "K")
+      end
+    end, { buffer = bufnr, desc = "Recall: hover on session/message ids, else keywordprg" })
   end
   if config.options.codelens and bufnr then
     vim.api.nvim_clear_autocmds({ group = group, buffer = bufnr })
