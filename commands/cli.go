@@ -27,12 +27,13 @@ const (
 
 // Globals are the flags every command takes.
 type Globals struct {
-	DB      string
-	Index   string
-	JSON    bool
-	NoSync  bool
-	LogFile string
-	Quiet   bool
+	DB       string
+	Index    string
+	JSON     bool
+	NoSync   bool
+	LogFile  string
+	Quiet    bool
+	NoRedact bool
 }
 
 // ServeFunc runs a server door (recall lsp) until its client leaves.
@@ -92,7 +93,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeF
 		defer f.Close()
 		logger = slog.New(slog.NewTextHandler(f, nil))
 	}
-	eng, err := engine.Open(ctx, engine.Options{DBPath: g.DB, IndexPath: g.Index, Logger: logger})
+	eng, err := engine.Open(ctx, engine.Options{DBPath: g.DB, IndexPath: g.Index, Logger: logger, NoRedact: g.NoRedact})
 	if err != nil {
 		fmt.Fprintf(stderr, "recall %s: %v\n", name, err)
 		return ExitFailure
@@ -146,6 +147,7 @@ var globalFlags = []struct{ name, help string }{
 	{"no-sync", "answer from the index as it is, without syncing first"},
 	{"log-file", "write logs to this file"},
 	{"quiet", "no notices on stderr"},
+	{"no-redact", "show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"},
 }
 
 // setGlobal applies a global flag; ok is false for other flags.
@@ -164,6 +166,8 @@ func setGlobal(g *Globals, name string, value func() (string, error)) (bool, err
 		g.NoSync = true
 	case "quiet", "q":
 		g.Quiet = true
+	case "no-redact":
+		g.NoRedact = true
 	default:
 		return false, nil
 	}
@@ -322,7 +326,7 @@ func commandUsage(w io.Writer, c *Command) {
 			fmt.Fprintf(w, "  %-18s %s\n", strings.ToUpper(f.json), f.help)
 		}
 	}
-	fmt.Fprintln(w, "\nglobal flags: --db PATH --index PATH --json --no-sync --log-file PATH --quiet")
+	fmt.Fprintln(w, "\nglobal flags: --db PATH --index PATH --json --no-sync --no-redact --log-file PATH --quiet")
 }
 
 func isTerminal(w io.Writer) bool {

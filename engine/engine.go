@@ -17,6 +17,7 @@ import (
 
 	"github.com/recallhq/recall/engine/demo"
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/redact"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
@@ -28,6 +29,10 @@ type Options struct {
 	Logger    *slog.Logger
 	// NoDemo disables the bundled demo history fallback.
 	NoDemo bool
+	// NoRedact shows secrets in outputs (they stay out of the index).
+	NoRedact bool
+	// Config overrides the config file (nil = read ConfigPath).
+	Config *Config
 }
 
 // Engine is an open source plus its index.
@@ -41,6 +46,8 @@ type Engine struct {
 	cursorMu sync.Mutex
 	key      []byte // cursor signing key, from the index
 	vocab    *vocabCache
+	config   Config
+	redactor *redact.Redactor
 }
 
 // DataDir is Recall's data directory: $XDG_DATA_HOME/recall or
@@ -77,6 +84,20 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{opts: opts, log: opts.Logger}
+	if opts.Config != nil {
+		e.config = *opts.Config
+	} else {
+		cfg, err := LoadConfig(ConfigPath(opts.Getenv), opts.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		e.config = cfg
+	}
+	r, err := redact.New(e.config.Redact)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", e.config.Path, err)
+	}
+	e.redactor = r
 	path, err := opencode.Locate(opts.DBPath, opts.Getenv)
 	var nf *opencode.NotFoundError
 	if errors.As(err, &nf) && opts.DBPath == "" && !opts.NoDemo {
@@ -112,12 +133,16 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.ix = ix
+	e.ix.SetRedact(e.redactor.Redact)
 	if err := e.loadKey(ctx); err != nil {
 		e.Close()
 		return nil, err
 	}
 	return e, nil
 }
+
+// Config is the configuration in effect.
+func (e *Engine) Config() Config { return e.config }
 
 // Close releases the source and the index.
 func (e *Engine) Close() error {

@@ -101,12 +101,13 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 			return ReadResult{}, err
 		}
 	}
+	e.showMessages(msgs)
 	nav, err := e.nav(ctx, c.SessionID, first, last, total)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	res.Nav = nav
-	w := render.Window{SessionID: s.ID, Title: s.Title, Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
+	w := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
 		First: first, Last: last, Total: total, Messages: msgs, Nav: nav}
 	switch res.Format {
 	case "markdown":

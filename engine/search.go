@@ -379,11 +379,11 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candida
 		if text == "" {
 			text = texts[c.DocRID]
 		}
-		snip, hl := snippet(text, needles)
+		snip, hl := snippet(e.show(text), needles)
 		h := Hit{
 			Cursor:    e.encodeCursor(Cursor{SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
 			SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID,
-			Title: titles[c.SessionID], Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
+			Title: e.show(titles[c.SessionID]), Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
 			Time: formatTime(c.Time), Score: round3(items[i].Score), Snippet: snip, Highlights: hl,
 		}
 		if h.Highlights == nil {

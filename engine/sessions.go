@@ -68,7 +68,7 @@ func (e *Engine) sessionInfo(s index.SessionRow, children []index.SessionRow) Se
 	for _, c := range children {
 		info.Children = append(info.Children, SessionRef{ID: c.ID, Title: c.Title})
 	}
-	return info
+	return e.showSession(info)
 }
 
 // Sessions lists sessions, newest activity first. Without a filter it

@@ -67,7 +67,8 @@ func (e *Engine) Export(ctx context.Context, p ExportParams, w io.Writer) error 
 		if err != nil {
 			return err
 		}
-		win := render.Window{SessionID: s.ID, Title: s.Title, Directory: s.Directory, ParentID: s.ParentID,
+		e.showMessages(msgs)
+		win := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID,
 			First: first, Last: last, Total: s.Messages, Messages: msgs}
 		switch p.Format {
 		case "jsonl":

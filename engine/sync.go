@@ -54,7 +54,7 @@ func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error)
 	start := time.Now()
 	res := SyncResult{}
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
-	fp := e.src.Fingerprint()
+	fp := e.src.Fingerprint() + "|config:" + e.config.Hash()
 	if !opts.Force {
 		if last, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp && fp != "" {
 			res.Idle = true
@@ -107,6 +107,14 @@ func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, re
 	sessions, err := e.src.Sessions(ctx)
 	if err != nil {
 		return err
+	}
+	if sessions, err = e.keepIndexable(ctx, sessions); err != nil {
+		return err
+	}
+	// A change of excluded directories or redaction patterns changes what
+	// every session's documents hold: re-read them all.
+	if last, _ := e.ix.Meta(ctx, "config_hash"); last != e.config.Hash() {
+		opts.Force = true
 	}
 	byID := make(map[string]*model.Session, len(sessions))
 	for i := range sessions {
@@ -192,6 +200,9 @@ func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, re
 		return err
 	}
 	if err := e.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
+		return fmt.Errorf("record sync: %w", err)
+	}
+	if err := e.ix.SetMeta(ctx, "config_hash", e.config.Hash()); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
 	return e.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))

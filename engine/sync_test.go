@@ -202,3 +202,65 @@ func firstDiff(a, b string) string {
 	}
 	return fmt.Sprintf("lengths differ: %d vs %d lines", len(la), len(lb))
 }
+
+// Excluded directories and forgotten sessions never reach the index, and a
+// config change re-reads the history.
+func TestExcludeAndForget(t *testing.T) {
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "i.db")
+	e := openAt(t, db, ix)
+	ctx := context.Background()
+	hit := search(t, e, "ERR_QUOTA_7731").Hits[0]
+	res, err := e.Forget(ctx, hit.SessionID)
+	if err != nil || len(res.Forgotten) == 0 {
+		t.Fatalf("forget: %v %+v", err, res)
+	}
+	if _, err := e.Sync(ctx, SyncOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, e, "ERR_QUOTA_7731").Hits; len(hits) != 0 {
+		t.Errorf("forgotten session came back: %+v", hits[0].Title)
+	}
+	e.Close()
+	cfg := &Config{ExcludeDirectories: []string{"/tmp/ocgen/recall-v1/projects/webapp"}}
+	e2, err := Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	if _, err := e2.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := e2.Sessions(ctx, SessionsParams{Limit: 100})
+	for _, s := range list.Sessions {
+		if strings.HasPrefix(s.Directory, "/tmp/ocgen/recall-v1/projects/webapp") {
+			t.Errorf("excluded directory indexed: %s", s.Title)
+		}
+	}
+	if len(list.Sessions) == 0 {
+		t.Fatal("everything excluded")
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(p, []byte(`# mine
+exclude_directories = [
+  "~/clients/acme",  # a client
+  "/srv/x",
+]
+[redact]
+internal-token = "itk_[a-z]{4}"
+`), 0o644)
+	c, err := LoadConfig(p, func(k string) string { return map[string]string{"HOME": "/home/u"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ExcludeDirectories) != 2 || c.ExcludeDirectories[0] != "/home/u/clients/acme" || c.Redact["internal-token"] != "itk_[a-z]{4}" {
+		t.Fatalf("%+v", c)
+	}
+	os.WriteFile(p, []byte("exclude = 3\n"), 0o644)
+	if _, err := LoadConfig(p, noEnv); err == nil || !strings.Contains(err.Error(), "config.toml:1") {
+		t.Fatalf("bad config: %v", err)
+	}
+}

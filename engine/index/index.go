@@ -21,7 +21,7 @@ import (
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 2
+const SchemaVersion = 4
 
 // ErrCorrupt marks an index file that cannot be used; the caller deletes and
 // rebuilds it.
@@ -31,6 +31,20 @@ var ErrCorrupt = errors.New("index is corrupt")
 type Index struct {
 	db   *sql.DB
 	path string
+	// redact cleans text before it is tokenized into the FTS index and the
+	// vocabulary, so a secret can never be found by searching for it.
+	redact func(string) string
+}
+
+// SetRedact sets the function that cleans text before it is indexed.
+func (ix *Index) SetRedact(fn func(string) string) { ix.redact = fn }
+
+// IndexedText is text as the FTS index sees it (redacted).
+func (ix *Index) IndexedText(s string) string {
+	if ix.redact == nil {
+		return s
+	}
+	return ix.redact(s)
 }
 
 // DB exposes the handle to the engine's query code in this module.
@@ -263,6 +277,17 @@ var schema = []string{
 		tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'")`,
 	`CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS file_touches(path TEXT NOT NULL, session_id TEXT NOT NULL, root_id TEXT NOT NULL, time INTEGER NOT NULL, PRIMARY KEY(path, session_id)) WITHOUT ROWID`,
+	// Semantic search (see vectors.go): one vector per distinct embedded
+	// text, keyed by a hash of that text so unchanged text is never embedded
+	// twice, and which document has which text. The trigger keeps
+	// doc_vectors in step with docs without the writer knowing about it.
+	`CREATE TABLE IF NOT EXISTS embeddings(hash BLOB PRIMARY KEY, model TEXT NOT NULL, dims INTEGER NOT NULL, vec BLOB NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS doc_vectors(doc_rid INTEGER PRIMARY KEY, hash BLOB NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS doc_vectors_hash ON doc_vectors(hash)`,
+	`CREATE TRIGGER IF NOT EXISTS docs_drop_vector AFTER DELETE ON docs BEGIN DELETE FROM doc_vectors WHERE doc_rid = old.rid; END`,
+	// Sessions the user asked Recall to forget: never indexed again (the
+	// history itself is never touched).
+	`CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, time INTEGER NOT NULL) WITHOUT ROWID`,
 }
 
 // Meta reads a meta value ("" when absent).

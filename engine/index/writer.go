@@ -135,7 +135,7 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 				}
 			}
 		}
-		w.countTerms(body, -1)
+		w.countTerms(w.ix.IndexedText(body), -1)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -194,7 +194,7 @@ func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, ro
 		return fmt.Errorf("index document: %w", err)
 	}
 	rid, _ := res.LastInsertId()
-	if _, err := w.insFTS.ExecContext(ctx, rid, w.body(text)); err != nil {
+	if _, err := w.insFTS.ExecContext(ctx, rid, w.body(w.ix.IndexedText(text))); err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
 	return nil
@@ -298,4 +298,18 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Forget drops a session and its subagent sessions from the index and
+// records them so later syncs leave them out.
+func (w *Writer) Forget(ctx context.Context, ids []string, now int64) error {
+	for _, id := range ids {
+		if err := w.DeleteSession(ctx, id); err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(ctx, `INSERT OR REPLACE INTO forgotten(session_id, time) VALUES (?, ?)`, id, now); err != nil {
+			return fmt.Errorf("forget %s: %w", id, err)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
+)
+
+// show is how text leaves the engine: redacted unless the user asked for
+// raw output (--no-redact).
+func (e *Engine) show(s string) string {
+	if e.opts.NoRedact {
+		return s
+	}
+	return e.redactor.Redact(s)
+}
+
+// showMessages redacts a window's messages in place.
+func (e *Engine) showMessages(msgs []model.Message) {
+	if e.opts.NoRedact {
+		return
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		m.Error = e.show(m.Error)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			p.Text, p.Title, p.Input, p.Output, p.Error = e.show(p.Text), e.show(p.Title), e.show(p.Input), e.show(p.Output), e.show(p.Error)
+		}
+	}
+}
+
+func (e *Engine) showSession(s SessionInfo) SessionInfo {
+	s.Title, s.FirstPrompt = e.show(s.Title), e.show(s.FirstPrompt)
+	for i := range s.Children {
+		s.Children[i].Title = e.show(s.Children[i].Title)
+	}
+	return s
+}
+
+// ForgetResult says what forget dropped.
+type ForgetResult struct {
+	Forgotten []string `json:"forgotten"`
+}
+
+// Forget drops a session and its subagent family's descendants from the
+// index and keeps them out of later syncs. OpenCode's database is not
+// touched: the session stays in OpenCode.
+func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, error) {
+	if _, err := e.ix.Session(ctx, sessionID); err != nil {
+		return ForgetResult{}, fmt.Errorf("forget %s: %w (see `recall sessions` for ids)", sessionID, err)
+	}
+	ids := []string{sessionID}
+	for i := 0; i < len(ids); i++ {
+		kids, err := e.ix.Children(ctx, []string{ids[i]})
+		if err != nil {
+			return ForgetResult{}, err
+		}
+		for _, k := range kids[ids[i]] {
+			ids = append(ids, k.ID)
+		}
+	}
+	lock, err := index.LockWriter(ctx, e.ix.Path())
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	defer lock.Unlock()
+	w, err := e.ix.BeginWrite(ctx)
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	if err := w.Forget(ctx, ids, time.Now().UnixMilli()); err != nil {
+		w.Rollback()
+		return ForgetResult{}, err
+	}
+	if err := w.Commit(ctx); err != nil {
+		return ForgetResult{}, err
+	}
+	if e.vocab != nil {
+		e.vocab.invalidate()
+	}
+	return ForgetResult{Forgotten: ids}, nil
+}
+
+func (e *Engine) forgotten(ctx context.Context) (map[string]bool, error) {
+	rows, err := e.ix.DB().QueryContext(ctx, `SELECT session_id FROM forgotten`)
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// keepIndexable leaves out sessions under excluded directories and
+// forgotten sessions (with their subagents): to the index they are as good
+// as deleted, so a sync drops any it held.
+func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([]model.Session, error) {
+	gone, err := e.forgotten(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(gone) == 0 && len(e.config.ExcludeDirectories) == 0 {
+		return sessions, nil
+	}
+	byID := make(map[string]*model.Session, len(sessions))
+	for i := range sessions {
+		byID[sessions[i].ID] = &sessions[i]
+	}
+	out := sessions[:0:0]
+	for _, s := range sessions {
+		if e.config.excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
