@@ -99,4 +99,3 @@ func diffLines(want, got string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-

@@ -37,27 +37,27 @@ type messageJSON struct {
 
 // partJSON is the union of OpenCode's Part shapes that Recall uses.
 type partJSON struct {
-	ID          string `json:"id"`
-	MessageID   string `json:"messageID"`
-	SessionID   string `json:"sessionID"`
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	Synthetic   bool   `json:"synthetic"`
-	Ignored     bool   `json:"ignored"`
-	Tool        string `json:"tool"`
-	CallID      string `json:"callID"`
+	ID          string         `json:"id"`
+	MessageID   string         `json:"messageID"`
+	SessionID   string         `json:"sessionID"`
+	Type        string         `json:"type"`
+	Text        string         `json:"text"`
+	Synthetic   bool           `json:"synthetic"`
+	Ignored     bool           `json:"ignored"`
+	Tool        string         `json:"tool"`
+	CallID      string         `json:"callID"`
 	State       *toolStateJSON `json:"state"`
-	Files       []string `json:"files"`
-	Mime        string   `json:"mime"`
-	Filename    string   `json:"filename"`
-	URL         string   `json:"url"`
-	Name        string   `json:"name"`
-	Prompt      string   `json:"prompt"`
-	Description string   `json:"description"`
-	Agent       string   `json:"agent"`
-	Command     string   `json:"command"`
-	Auto        bool     `json:"auto"`
-	Attempt     int      `json:"attempt"`
+	Files       []string       `json:"files"`
+	Mime        string         `json:"mime"`
+	Filename    string         `json:"filename"`
+	URL         string         `json:"url"`
+	Name        string         `json:"name"`
+	Prompt      string         `json:"prompt"`
+	Description string         `json:"description"`
+	Agent       string         `json:"agent"`
+	Command     string         `json:"command"`
+	Auto        bool           `json:"auto"`
+	Attempt     int            `json:"attempt"`
 	Source      *struct {
 		Path string `json:"path"`
 		Text *struct {
