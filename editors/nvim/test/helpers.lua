@@ -110,14 +110,14 @@ function T.lines(bufnr)
 end
 
 function T.run(name, fn)
-  local start = vim.loop.hrtime()
+  local start = (vim.uv or vim.loop).hrtime()
   local ok, err = xpcall(fn, function(e)
     if getmetatable(e) == Fail then
       return e.msg .. "\n" .. debug.traceback("", 2):gsub("\n[^\n]*helpers%.lua[^\n]*", "")
     end
     return tostring(e) .. "\n" .. debug.traceback("", 2)
   end)
-  local ms = (vim.loop.hrtime() - start) / 1e6
+  local ms = ((vim.uv or vim.loop).hrtime() - start) / 1e6
   if ok then
     T.passed = T.passed + 1
     out(string.format("  ok   %s (%.0f ms)", name, ms))

@@ -37,6 +37,15 @@ M.commands = {
 }
 
 M.lsp_handlers = {
+  -- This server has something to say only on ids; with other servers
+  -- attached too, its empty answer must not pop "No information available"
+  -- (Neovim 0.8-0.10 handle each client's hover answer on its own).
+  ["textDocument/hover"] = function(err, result, ctx, conf)
+    if err or not (result and result.contents) then
+      return
+    end
+    return vim.lsp.handlers["textDocument/hover"](err, result, ctx, conf)
+  end,
   -- Errors and warnings (history unreadable, skipped rows) also reach
   -- :messages; everything still goes to the LSP log as usual.
   ["window/logMessage"] = function(err, result, ctx, conf)

@@ -237,7 +237,7 @@ end
 -- Attaching ----------------------------------------------------------------
 
 local function wants(bufnr)
-  if not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_buf_get_option(bufnr, "buftype") ~= "" then
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= "" then
     return false
   end
   local name = vim.api.nvim_buf_get_name(bufnr)
@@ -245,7 +245,7 @@ local function wants(bufnr)
     return false
   end
   local fts = config.options.filetypes
-  return fts == nil or vim.tbl_contains(fts, vim.api.nvim_buf_get_option(bufnr, "filetype"))
+  return fts == nil or vim.tbl_contains(fts, vim.bo[bufnr].filetype)
 end
 
 -- attach starts the server if needed and attaches it to bufnr (default: the

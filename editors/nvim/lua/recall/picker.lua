@@ -41,7 +41,7 @@ local function with_telescope(t, items, opts, on_choice)
         title = "Recall",
         define_preview = function(self, entry)
           vim.api.nvim_buf_set_lines(self.state.bufnr, 0, -1, false, opts.preview(entry.value))
-          vim.api.nvim_buf_set_option(self.state.bufnr, "filetype", "markdown")
+          vim.bo[self.state.bufnr].filetype = "markdown"
         end,
       }) or nil,
       attach_mappings = function(prompt_bufnr)

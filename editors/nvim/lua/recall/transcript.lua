@@ -66,12 +66,12 @@ function M.request_for(name)
 end
 
 local function set_lines(bufnr, lines)
-  vim.api.nvim_buf_set_option(bufnr, "modifiable", true)
-  vim.api.nvim_buf_set_option(bufnr, "readonly", false)
+  vim.bo[bufnr].modifiable = true
+  vim.bo[bufnr].readonly = false
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
-  vim.api.nvim_buf_set_option(bufnr, "modified", false)
-  vim.api.nvim_buf_set_option(bufnr, "modifiable", false)
-  vim.api.nvim_buf_set_option(bufnr, "readonly", true)
+  vim.bo[bufnr].modified = false
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].readonly = true
 end
 
 local function nav_keymaps(bufnr)
@@ -102,7 +102,7 @@ end
 -- load fills bufnr from the server (the BufReadCmd of recall: names).
 function M.load(bufnr, name)
   local bo = function(k, v)
-    vim.api.nvim_buf_set_option(bufnr, k, v)
+    vim.bo[bufnr][k] = v
   end
   bo("buftype", "nofile")
   bo("swapfile", false)
