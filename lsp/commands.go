@@ -62,7 +62,7 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 	}
 	name, ok := strings.CutPrefix(p.Command, commandPrefix)
 	if !ok || (name != reindex && !isServerCommand(name)) {
-		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "unknown command %q; recall's commands are %s", p.Command, strings.Join(CommandNames(), ", "))
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "unknown command %q; the initialize result lists recall's commands (executeCommandProvider.commands)", p.Command)
 	}
 	if len(p.Arguments) > 1 {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument (a JSON object of its params), got %d", p.Command, len(p.Arguments))
@@ -135,6 +135,9 @@ func (s *Server) execute(ctx context.Context, eng *engine.Engine, c *commands.Co
 		env.Progress = prog.report
 		s.syncMu.Lock()
 		defer s.syncMu.Unlock()
+	}
+	if hook := s.testHook.Load(); hook != nil {
+		(*hook)(ctx)
 	}
 	res, err := commands.Execute(ctx, env, c, p, s.options().watching)
 	if err != nil {

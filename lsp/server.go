@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -34,6 +35,10 @@ type Config struct {
 // DefaultPollInterval: a stat of two files per second costs nothing and
 // keeps results within about two seconds of OpenCode's writes.
 const DefaultPollInterval = time.Second
+
+// stopWait bounds how long shutdown waits for a background sync to notice
+// its cancellation (a sync checks between sessions).
+const stopWait = 5 * time.Second
 
 // InitOptions are the initializationOptions a client may send.
 type InitOptions struct {
@@ -72,6 +77,9 @@ type Server struct {
 	watchDone   chan struct{}
 	exited      chan bool // true: clean exit after shutdown
 	syncMu      sync.Mutex
+	// testHook, when set, runs before each command (tests: a slow or
+	// panicking command).
+	testHook atomic.Pointer[func(context.Context)]
 }
 
 // NewServer makes a server; Run serves one connection.
@@ -102,11 +110,11 @@ func (s *Server) Run(ctx context.Context, rwc io.ReadWriteCloser) bool {
 	case <-ctx.Done():
 	}
 	cancel()
-	s.stop()
-	// Closing the transport ends the read loop on pipes and sockets; a
-	// blocking stdin read may outlive it, which is harmless: the process
-	// exits next.
+	// Closing the transport first makes any write to a departed client fail
+	// at once, so stopping the watcher cannot hang on it. A blocking stdin
+	// read may outlive the close, which is harmless: the process exits next.
 	rwc.Close()
+	s.stop()
 	select {
 	case <-s.conn.Done():
 	case <-time.After(time.Second):
@@ -122,7 +130,11 @@ func (s *Server) stop() {
 	s.mu.Unlock()
 	if stopWatch != nil {
 		stopWatch()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(stopWait):
+			s.log.Warn("the watcher did not stop in time")
+		}
 	}
 	if eng != nil {
 		s.syncMu.Lock() // a request's sync may still be writing
@@ -150,10 +162,17 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any,
 		s.notification(ctx, method, req.Params())
 		return nil, nil
 	}
-	if method != protocol.MethodInitialize && method != protocol.MethodShutdown {
+	if method == protocol.MethodShutdown {
+		return s.shutdown(ctx)
+	}
+	if method != protocol.MethodInitialize {
 		jsonrpc2.Async(ctx)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// The request's own context is pooled by jsonrpc2 and must not be the
+	// parent of anything that outlives this call (a context's watcher
+	// goroutine would touch it after recycling); cancellation comes from
+	// our own map, fed by $/cancelRequest.
+	ctx, cancel := context.WithCancel(s.base)
 	id := req.ID()
 	s.mu.Lock()
 	s.inflight[id] = cancel
@@ -189,12 +208,6 @@ func (s *Server) call(ctx context.Context, method string, raw jsonrpc2.RawMessag
 		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized; send initialize first")
 	case state == stateShutdown:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shut down; send exit")
-	case method == protocol.MethodShutdown:
-		s.mu.Lock()
-		s.state = stateShutdown
-		s.mu.Unlock()
-		s.stop()
-		return nil, nil
 	}
 	if h, ok := requestHandlers[method]; ok {
 		return h(s, ctx, raw)
@@ -203,6 +216,27 @@ func (s *Server) call(ctx context.Context, method string, raw jsonrpc2.RawMessag
 		return s.runCommand(ctx, name, json.RawMessage(raw), nil)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "recall lsp does not handle %s", method)
+}
+
+// shutdown marks the server shut down in wire order (an exit right behind
+// it must see it), then releases the read loop before stopping the watcher:
+// the watcher may be waiting on the client, whose reply needs the read loop.
+func (s *Server) shutdown(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	state := s.state
+	if state == stateRunning {
+		s.state = stateShutdown
+	}
+	s.mu.Unlock()
+	switch state {
+	case stateNew:
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized; send initialize first")
+	case stateShutdown:
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shut down; send exit")
+	}
+	jsonrpc2.Async(ctx)
+	s.stop()
+	return jsonrpc2.RawMessage("null"), nil
 }
 
 type requestHandler func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error)

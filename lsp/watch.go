@@ -87,7 +87,8 @@ func (s *Server) afterSync(ctx context.Context, res engine.SyncResult) {
 // the first session synced, so an idle sync sends nothing.
 type progress struct {
 	s       *Server
-	ctx     context.Context
+	ctx     context.Context // for notifications: an end is sent even after cancellation
+	cancel  context.Context // for the create request: never wait on a client past shutdown
 	title   string
 	token   protocol.ProgressToken
 	mu      sync.Mutex
@@ -98,10 +99,14 @@ type progress struct {
 
 var progressSeq atomic.Int64
 
+// createWait bounds the wait for a client's answer to
+// window/workDoneProgress/create; without one the sync goes on unreported.
+const createWait = 5 * time.Second
+
 // newProgress prepares progress under the client's token (a workDoneToken
 // it sent) or, when the client supports it, a token the server creates.
 func (s *Server) newProgress(ctx context.Context, title string, clientToken json.RawMessage) *progress {
-	p := &progress{s: s, ctx: context.WithoutCancel(ctx), title: title, lastPct: -1}
+	p := &progress{s: s, ctx: context.WithoutCancel(ctx), cancel: ctx, title: title, lastPct: -1}
 	var n int32
 	var str string
 	switch {
@@ -127,7 +132,10 @@ func (p *progress) report(done, total int) {
 				return
 			}
 			p.token = protocol.String(fmt.Sprintf("recall/sync/%d", progressSeq.Add(1)))
-			if err := p.s.client.WorkDoneProgressCreate(p.ctx, &protocol.WorkDoneProgressCreateParams{Token: p.token}); err != nil {
+			cctx, cancel := context.WithTimeout(p.cancel, createWait)
+			err := p.s.client.WorkDoneProgressCreate(cctx, &protocol.WorkDoneProgressCreateParams{Token: p.token})
+			cancel()
+			if err != nil {
 				p.s.log.Warn("workDoneProgress/create", "err", err)
 				return
 			}
