@@ -90,6 +90,7 @@ export class RecallServer {
   private starts: number[] = []
   private stderrTail: string[] = []
   private disposed = false
+  private exitHooked = false
   private syncing?: Promise<SyncResult | undefined>
   private syncAgain = false
   private readonly onProcessExit = () => this.inst?.proc.kill("SIGTERM")
@@ -166,6 +167,7 @@ export class RecallServer {
   async dispose(): Promise<void> {
     this.disposed = true
     process.off("exit", this.onProcessExit)
+    this.exitHooked = false
     this.log("dispose")
     const inst = this.inst ?? (await this.starting?.catch(() => undefined))
     this.inst = undefined
@@ -229,17 +231,23 @@ export class RecallServer {
     // A failed write to a dead server must not become an unhandled error.
     proc.stdin?.on("error", () => undefined)
 
-    const conn = rpc.createMessageConnection(
-      new rpc.StreamMessageReader(proc.stdout!),
-      new rpc.StreamMessageWriter(proc.stdin!),
-    )
+    const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout!), new QuietWriter(proc.stdin!))
     conn.onNotification("window/logMessage", (p: { message?: string }) => this.log(`server: ${p.message ?? ""}`))
     conn.onRequest("window/workDoneProgress/create", () => null)
     conn.onRequest("workspace/codeLens/refresh", () => null)
-    conn.onError(([err]) => this.log(`connection: ${err.message}`))
-    conn.listen()
-
     const inst: Instance = { proc, conn, exited, alive: true, pending: new Set() }
+    // A broken pipe (EPIPE, unreadable frames) ends this instance: no more
+    // writes into it (each would fail again, some outside any caller's
+    // promise); the next call starts a new server.
+    conn.onError(([err]) => {
+      this.log(`connection: ${err.message}`)
+      if (!inst.alive) return
+      inst.alive = false
+      const broke = new RecallError(`the recall server connection broke (${err.message})` + this.stderrHint(), "died")
+      for (const fail of [...inst.pending]) fail(broke)
+      proc.kill("SIGKILL")
+    })
+    conn.listen()
     exited.then(({ code, signal }) => {
       inst.alive = false
       this.log(`exit: code=${code} signal=${signal}`)
@@ -248,7 +256,10 @@ export class RecallServer {
       conn.dispose()
       if (this.inst === inst) this.inst = undefined
     })
-    process.on("exit", this.onProcessExit)
+    if (!this.exitHooked) {
+      process.on("exit", this.onProcessExit)
+      this.exitHooked = true
+    }
 
     try {
       await this.send(
@@ -292,7 +303,13 @@ export class RecallServer {
     return new Promise<R>((resolve, reject) => {
       fail = (e: RecallError) => {
         // Cancelling the token sends $/cancelRequest; the server stops the query.
-        cts.cancel()
+        if (inst.alive) {
+          try {
+            cts.cancel()
+          } catch {
+            // the connection closed under us: nothing to cancel
+          }
+        }
         cleanup()
         reject(e)
       }
@@ -324,8 +341,10 @@ export class RecallServer {
   private keepStderr(chunk: string): void {
     for (const line of chunk.split("\n")) {
       if (line.trim() === "") continue
-      this.stderrTail.push(line)
       this.log(`stderr: ${line}`)
+      // Routine slog lines are no help in an error message for the agent.
+      if (/\blevel=(INFO|DEBUG)\b/.test(line)) continue
+      this.stderrTail.push(line)
     }
     if (this.stderrTail.length > 10) this.stderrTail.splice(0, this.stderrTail.length - 10)
   }
@@ -340,6 +359,22 @@ export class RecallServer {
   }
 }
 
+/**
+ * A writer whose failures surface only through onError. vscode-jsonrpc 8.2.1
+ * rethrows a failed request write inside an async Promise executor, which
+ * becomes an unhandled rejection in the host (OpenCode); here a failed write
+ * resolves, onError marks the instance broken and fails its calls in flight.
+ */
+class QuietWriter extends rpc.StreamMessageWriter {
+  override async write(msg: rpc.Message): Promise<void> {
+    try {
+      await super.write(msg)
+    } catch {
+      // reported through onError
+    }
+  }
+}
+
 function toRecallError(err: unknown, inst: Instance): RecallError {
   if (err instanceof RecallError) return err
   if (err instanceof rpc.ResponseError) {
@@ -349,11 +384,18 @@ function toRecallError(err: unknown, inst: Instance): RecallError {
       case ErrorCodes.requestCancelled:
         return new RecallError("cancelled", "cancelled", err.code)
     }
-    if (!inst.alive) return new RecallError(`the recall server exited: ${err.message}`, "died", err.code)
+    // vscode-jsonrpc's own codes (-32099 write error, -32098 read error,
+    // -32097 pending response rejected, -32096 connection inactive) mean the
+    // pipe broke.
+    if (!inst.alive || (err.code >= -32099 && err.code <= -32096)) {
+      return new RecallError(`the recall server stopped responding (${err.message})`, "died", err.code)
+    }
     return new RecallError(err.message, "failed", err.code)
   }
+  // Not a JSON-RPC answer: the pipe broke (EPIPE, connection closed), so
+  // the process is gone or going; the next call starts a new one.
   const msg = err instanceof Error ? err.message : String(err)
-  return new RecallError(msg, inst.alive ? "failed" : "died")
+  return new RecallError(`the recall server stopped responding (${msg})`, "died")
 }
 
 function notFound(command: string, err: Error & { code?: string }): RecallError {

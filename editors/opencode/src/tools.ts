@@ -243,8 +243,11 @@ export function sessionRoots(parentOf: (id: string) => Promise<string | undefine
   return (id: string) => {
     let p = cache.get(id)
     if (!p) {
-      const timeout = new Promise<string>((resolve) => setTimeout(() => resolve(id), budgetMs).unref())
-      p = Promise.race([walk(id).catch(() => id), timeout])
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve(id), budgetMs)
+      })
+      p = Promise.race([walk(id).catch(() => id), timeout]).finally(() => clearTimeout(timer))
       cache.set(id, p)
       if (cache.size > MemorySessions) cache.delete(cache.keys().next().value!)
     }
