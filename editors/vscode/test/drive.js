@@ -42,6 +42,26 @@ async function runCommand(page, title) {
   await page.keyboard.press('Enter');
 }
 
+/** Runs body, then waits for the extension's next transcript report and returns it (saved as transcript-<name>.json). */
+async function expectTranscript(page, name, body) {
+  const report = path.join(runDir, 'transcript.json');
+  const keep = path.join(runDir, 'transcript-main.json');
+  if (fs.existsSync(report)) fs.renameSync(report, keep);
+  await body();
+  const until = Date.now() + 30000;
+  while (!fs.existsSync(report) && Date.now() < until) await page.waitForTimeout(200);
+  if (!fs.existsSync(report)) throw new Error(`${name}: no transcript was opened`);
+  await page.waitForTimeout(100); // the report is written in one call; let it land
+  const r = JSON.parse(fs.readFileSync(report, 'utf8'));
+  fs.renameSync(report, path.join(runDir, `transcript-${name}.json`));
+  if (fs.existsSync(keep)) fs.renameSync(keep, report);
+  return r;
+}
+
+function check(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
 (async () => {
   const ctx = await chromium.launchPersistentContext(path.join(runDir, 'chrome'), {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -115,15 +135,37 @@ async function runCommand(page, title) {
 
     // The hover's "open transcript" link is a recall: URI the client turns
     // into a command link; following it re-opens (and re-reports) the transcript.
-    const report = path.join(runDir, 'transcript.json');
-    fs.renameSync(report, path.join(runDir, 'transcript-search.json'));
-    await hover.locator('a', { hasText: /open transcript/i }).first().click();
-    const until = Date.now() + 20000;
-    while (!fs.existsSync(report) && Date.now() < until) await page.waitForTimeout(200);
-    if (!fs.existsSync(report)) throw new Error('the hover link did not open the transcript');
-    fs.renameSync(report, path.join(runDir, 'transcript-hover.json'));
-    fs.renameSync(path.join(runDir, 'transcript-search.json'), report);
+    let r = await expectTranscript(page, 'hover', () => hover.locator('a', { hasText: /open transcript/i }).first().click());
+    check(r.uri === `recall:/session/${SESSION}` && r.text.includes('code=ERR_QUOTA_7731'), `hover link opened ${r.uri}`);
     step('hover link -> transcript');
+
+    // Browse Sessions: filter by title, open the whole session.
+    r = await expectTranscript(page, 'browse', async () => {
+      await runCommand(page, 'Recall: Browse Sessions');
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Recall: Browse Sessions' }).waitFor({ timeout: 30000 });
+      await page.keyboard.type('nightly worker', { delay: 20 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: TITLE }).filter({ hasText: 'tool calls' }).first().click();
+    });
+    check(r.uri === `recall:/session/${SESSION}` && r.revealedLine === -1, `browse opened ${r.uri} at line ${r.revealedLine}`);
+    step('Browse Sessions -> transcript');
+
+    // Open Transcript by session id (another session of the fixture).
+    const other = 'ses_dd7570c2effev5t0rsWhX9lxh7';
+    r = await expectTranscript(page, 'open', async () => {
+      await runCommand(page, 'Recall: Open Transcript');
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Recall: Open Transcript' }).waitFor({ timeout: 30000 });
+      await page.keyboard.press('Control+A');
+      await page.keyboard.type(other, { delay: 10 });
+      await page.keyboard.press('Enter');
+    });
+    check(r.uri === `recall:/session/${other}` && r.text.includes('# Onboarding notes for the ledger package'), `open transcript opened ${r.uri}`);
+    step('Open Transcript ses_… -> transcript');
+
+    // Reindex: a forced sync behind a progress notification, then a summary.
+    await runCommand(page, 'Recall: Reindex');
+    await page.locator('.notifications-toasts', { hasText: 'Recall: reindexed' }).first().waitFor({ timeout: 60000 });
+    await page.screenshot({ path: path.join(runDir, 'reindex.png') });
+    step('Reindex -> notification');
   } catch (err) {
     await page.screenshot({ path: path.join(runDir, 'failure.png') }).catch(() => {});
     throw err;
