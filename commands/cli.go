@@ -110,6 +110,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeF
 	env := &Env{Engine: eng, Notify: notify, Stdout: stdout}
 	if !g.JSON && !g.Quiet && isTerminal(stderr) {
 		env.Progress = progressBar(stderr)
+		env.EmbedProgress = embedBar(stderr)
 	}
 	result, err := Execute(ctx, env, c, p, g.NoSync)
 	if err != nil {
@@ -347,6 +348,21 @@ func progressBar(w io.Writer) func(done, total int) {
 		const width = 30
 		filled := width * done / total
 		fmt.Fprintf(w, "\rindexing [%s%s] %d/%d sessions", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
+		if done == total {
+			fmt.Fprint(w, "\r\033[K")
+		}
+	}
+}
+
+// embedBar draws embedding progress (`recall sync --embed`) on a terminal.
+func embedBar(w io.Writer) func(done, total int) {
+	return func(done, total int) {
+		if total == 0 {
+			return
+		}
+		const width = 30
+		filled := width * done / total
+		fmt.Fprintf(w, "\rembedding [%s%s] %d/%d documents", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
 		if done == total {
 			fmt.Fprint(w, "\r\033[K")
 		}

@@ -20,6 +20,7 @@ func (*StatusParams) Validate() error { return nil }
 // SyncParams are the params of `sync`.
 type SyncParams struct {
 	Force bool `json:"force,omitempty" flag:"force" help:"re-read every session (rebuild the index content)"`
+	Embed bool `json:"embed,omitempty" flag:"embed" help:"also embed new documents for semantic search (needs a model: recall models pull)"`
 }
 
 // Validate checks nothing.
@@ -65,6 +66,7 @@ func init() {
 				strings.Join(st.Eras, ", "), st.Index, st.IndexBytes/1024, st.Schema)
 			fmt.Fprintf(w, "content:  %d sessions, %d messages, %d parts, %d search documents\n", st.Sessions, st.Messages, st.Parts, st.Documents)
 			fmt.Fprintf(w, "synced:   %s (stale: %v)\n", st.Freshness.SyncedAt, st.Freshness.Stale)
+			printSemanticStatus(w, st.Semantic)
 			return nil
 		},
 	})
@@ -73,20 +75,29 @@ func init() {
 		Doors:     CLI | Server,
 		NewParams: func() Params { return &SyncParams{} },
 		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			opts := engine.SyncOptions{Force: p.(*SyncParams).Force}
+			sp := p.(*SyncParams)
+			opts := engine.SyncOptions{Force: sp.Force, Embed: sp.Embed}
 			if env.Progress != nil {
 				opts.Progress = func(sp engine.SyncProgress) { env.Progress(sp.Done, sp.Total) }
+			}
+			if env.EmbedProgress != nil {
+				opts.EmbedProgress = func(ep engine.EmbedProgress) { env.EmbedProgress(ep.Done, ep.Total) }
 			}
 			return env.Engine.Sync(ctx, opts)
 		},
 		Print: func(w io.Writer, result any) error {
 			r := result.(engine.SyncResult)
+			var err error
 			if r.Idle {
-				_, err := fmt.Fprintf(w, "index up to date (%d ms)\n", r.TookMS)
-				return err
+				_, err = fmt.Fprintf(w, "index up to date (%d ms)\n", r.TookMS)
+			} else {
+				_, err = fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
+					r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
 			}
-			_, err := fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
-				r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
+			if r.Embed != nil && err == nil {
+				_, err = fmt.Fprintf(w, "embedded: %d texts, %d reused, %d/%d documents have vectors (%s, %d ms)\n",
+					r.Embed.Embedded, r.Embed.Cached, r.Embed.Done, r.Embed.Total, r.Embed.Model, r.Embed.TookMS)
+			}
 			return err
 		},
 	})
@@ -137,4 +148,16 @@ func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 		return nil, fmt.Errorf("export to %s: %w", path, err)
 	}
 	return ExportResult{Session: ep.Session, Output: path, Bytes: st.Size()}, nil
+}
+
+func printSemanticStatus(w io.Writer, s engine.SemanticStatus) {
+	if !s.Installed {
+		fmt.Fprintf(w, "vectors:  none (%s)\n", s.Notice)
+		return
+	}
+	fmt.Fprintf(w, "vectors:  %d/%d documents embedded (%s@%s, %d dims)", s.Embedded, s.Total, s.Model, shortRev(s.Revision), s.Dims)
+	if s.Notice != "" {
+		fmt.Fprintf(w, "; %s", s.Notice)
+	}
+	fmt.Fprintln(w)
 }

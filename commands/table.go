@@ -79,6 +79,8 @@ type Env struct {
 	Stdout io.Writer
 	// Progress receives sync progress (done, total) when set.
 	Progress func(done, total int)
+	// EmbedProgress receives embedding progress (documents done, total).
+	EmbedProgress func(done, total int)
 }
 
 func (env *Env) notify(msg string) {

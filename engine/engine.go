@@ -33,6 +33,11 @@ type Options struct {
 	NoRedact bool
 	// Config overrides the config file (nil = read ConfigPath).
 	Config *Config
+	// ModelDir holds installed embedding models ("" = ModelDir(Getenv)).
+	ModelDir string
+	// Model names the embedding model for semantic search ("" = the
+	// default model if installed, else the first installed one).
+	Model string
 }
 
 // Engine is an open source plus its index.
@@ -48,6 +53,7 @@ type Engine struct {
 	vocab    *vocabCache
 	config   Config
 	redactor *redact.Redactor
+	sem      semanticState // embedding model, vectors, embedding runs (semantic.go)
 }
 
 // DataDir is Recall's data directory: $XDG_DATA_HOME/recall or
@@ -147,6 +153,7 @@ func (e *Engine) Config() Config { return e.config }
 // Close releases the source and the index.
 func (e *Engine) Close() error {
 	var errs []error
+	errs = append(errs, e.closeSemantic())
 	if e.src != nil {
 		errs = append(errs, e.src.Close())
 	}

@@ -80,6 +80,11 @@ type Explain struct {
 	BM25    float64  `json:"bm25"`
 	Matched []string `json:"matched"`
 	Match   string   `json:"match"`
+	// Semantic and hybrid modes: cosine similarity to the query, and the
+	// document's rank in each list that was fused (0: not in that list).
+	Vector       float64 `json:"vector,omitempty"`
+	LexicalRank  int     `json:"lexicalRank,omitempty"`
+	SemanticRank int     `json:"semanticRank,omitempty"`
 }
 
 // Freshness says how current the index is.
@@ -125,11 +130,14 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		return res, err
 	}
 	q := query.Parse(p.Query)
-	if q.Empty() || isRecencyQuery(q) {
+	switch {
+	case q.Empty() || isRecencyQuery(q):
 		res.Mode = "recent"
 		err = e.recent(ctx, p, f, &res)
-	} else {
+	case p.Mode == "lexical":
 		err = e.lexical(ctx, p, q, f, &res)
+	default:
+		err = e.searchSemantic(ctx, p, q, f, &res)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		res.Partial = true
@@ -230,9 +238,35 @@ func (e *Engine) commonTerms(ctx context.Context, q query.Query, alts index.Alte
 }
 
 func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f index.Filter, res *SearchResult) error {
-	vocab, err := e.vocabulary(ctx)
+	res.Mode = "lexical"
+	lr, err := e.lexicalRank(ctx, p, q, f, res)
 	if err != nil {
 		return err
+	}
+	if lr.expr == "" {
+		return e.recent(ctx, p, f, res)
+	}
+	if len(lr.cands) == 0 {
+		return nil
+	}
+	return e.emit(ctx, p, lr.cands, lr.items, lr.terms, lr.needles, lr.explain, res)
+}
+
+// lexRanked is the lexical ranking of a query, before grouping.
+type lexRanked struct {
+	cands   []index.Candidate
+	items   []rank.Item // scored
+	terms   []rank.Term
+	needles []string // for snippets
+	expr    string   // the FTS match; "" when nothing was left to match
+	explain func(int) *Explain
+}
+
+func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query, f index.Filter, res *SearchResult) (lexRanked, error) {
+	var lr lexRanked
+	vocab, err := e.vocabulary(ctx)
+	if err != nil {
+		return lr, err
 	}
 	alts := index.Alternatives{}
 	var terms []rank.Term
@@ -253,7 +287,7 @@ func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f i
 		if df == 0 && len(t.Tokens) == 1 {
 			// Not a typo when the index matches it through a stem.
 			if ok, err := e.ix.Matches(ctx, t.Key()); err != nil {
-				return err
+				return lr, err
 			} else if ok {
 				df = 1
 			}
@@ -293,20 +327,22 @@ func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f i
 		terms = append(terms, rt)
 		needles = append(needles, ph.Tokens...)
 	}
+	lr.terms, lr.needles = terms, needles
 	skip, err := e.commonTerms(ctx, q, alts, allStop)
 	if err != nil {
-		return err
+		return lr, err
 	}
 	expr := index.MatchExpr(q, alts, skip)
+	lr.expr = expr
 	if expr == "" {
-		return e.recent(ctx, p, f, res)
+		return lr, nil
 	}
 	cands, err := e.ix.Match(ctx, expr, f, MaxCandidates)
 	if err != nil {
-		return err
+		return lr, err
 	}
 	if len(cands) == 0 {
-		return nil
+		return lr, nil
 	}
 	rids := make([]int64, len(cands))
 	for i, c := range cands {
@@ -314,7 +350,7 @@ func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f i
 	}
 	texts, err := e.ix.DocText(ctx, rids)
 	if err != nil {
-		return err
+		return lr, err
 	}
 	items := make([]rank.Item, len(cands))
 	for i, c := range cands {
@@ -338,7 +374,8 @@ func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f i
 		}
 		return &Explain{BM25: cands[i].BM25, Matched: matched, Match: expr}
 	}
-	return e.emit(ctx, p, cands, items, terms, needles, explain, res)
+	lr.cands, lr.items, lr.explain = cands, items, explain
+	return lr, nil
 }
 
 // emit groups, cuts and renders hits.
@@ -356,6 +393,11 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candida
 			order = append(order, fam[:n]...)
 		}
 	}
+	return e.render(ctx, p, cands, items, order, needles, explain, res)
+}
+
+// render cuts order to the limit and renders hits with snippets.
+func (e *Engine) render(ctx context.Context, p SearchParams, cands []index.Candidate, items []rank.Item, order []int, needles []string, explain func(int) *Explain, res *SearchResult) error {
 	if len(order) > p.Limit {
 		order = order[:p.Limit]
 	}

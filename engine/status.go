@@ -24,6 +24,8 @@ type Status struct {
 	Documents  int       `json:"documents"`
 	Freshness  Freshness `json:"freshness"`
 	Schema     int       `json:"schemaVersion"`
+	// Semantic is the embedding model and how many documents have vectors.
+	Semantic SemanticStatus `json:"semantic"`
 }
 
 // Status reports counts and freshness.
@@ -44,6 +46,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		}
 	}
 	st.Freshness = e.freshness(ctx)
+	sem, err := e.semanticStatus(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Semantic = sem
 	return st, nil
 }
 

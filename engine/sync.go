@@ -19,6 +19,10 @@ type SyncOptions struct {
 	LockWait time.Duration
 	// Progress, when set, is called after each session.
 	Progress func(p SyncProgress)
+	// Embed also gives new documents their vectors (Engine.Embed) once the
+	// sync is done; EmbedProgress reports it.
+	Embed         bool
+	EmbedProgress func(EmbedProgress)
 }
 
 // SyncProgress reports a sync under way.
@@ -38,6 +42,8 @@ type SyncResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 	Busy     bool     `json:"busy,omitempty"` // another process was syncing; the index may lag
 	TookMS   int64    `json:"tookMs"`
+	// Embed is what the embedding step did (SyncOptions.Embed).
+	Embed *EmbedResult `json:"embed,omitempty"`
 }
 
 // commitEvery bounds a write transaction (parts); each session is written
@@ -51,6 +57,16 @@ const defaultLockWait = 3 * time.Second
 // Sync brings the index up to date with the history. It reads nothing when
 // the history's files are unchanged since the last sync.
 func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+	res, err := e.sync(ctx, opts)
+	if err != nil || !opts.Embed {
+		return res, err
+	}
+	er, err := e.Embed(ctx, EmbedOptions{Progress: opts.EmbedProgress, LockWait: opts.LockWait})
+	res.Embed = &er
+	return res, err
+}
+
+func (e *Engine) sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	start := time.Now()
 	res := SyncResult{}
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()

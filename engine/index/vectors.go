@@ -126,10 +126,13 @@ func (ix *Index) PendingDocs(ctx context.Context, kinds []string, below int64, l
 
 // VectorCounts returns how many documents of the given kinds (not
 // synthetic) could have a vector, and how many do.
+// With no kinds, total is 0.
 func (ix *Index) VectorCounts(ctx context.Context, kinds []string) (embedded, total int, err error) {
-	err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE kind IN `+inList(len(kinds))+` AND synthetic = 0`, strArgs(kinds)...).Scan(&total)
-	if err != nil {
-		return 0, 0, fmt.Errorf("count documents: %w", err)
+	if len(kinds) > 0 {
+		err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE kind IN `+inList(len(kinds))+` AND synthetic = 0`, strArgs(kinds)...).Scan(&total)
+		if err != nil {
+			return 0, 0, fmt.Errorf("count documents: %w", err)
+		}
 	}
 	err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM doc_vectors`).Scan(&embedded)
 	if err != nil {

@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/recallhq/recall/engine/embed"
+)
+
+// Semantic search runs a local sentence-embedding model (engine/embed) over
+// the documents people and models wrote, keeps their vectors in the index,
+// and fuses vector similarity with the lexical ranking (see fuse). It is
+// optional: without a model, or before vectors exist, search is lexical and
+// says so once.
+
+// embeddedKinds are the documents that get a vector: what people and models
+// wrote (prose, reasoning, titles, subtask prompts, compaction summaries)
+// and what they asked tools to do (tool inputs). Tool outputs, patches and
+// attached files are left out on purpose: the model costs ~11 ms per
+// 256-token chunk on one core, outputs are most of the bytes of a history
+// (file dumps, logs, test runs), they are noisy as meaning (a whole file
+// averages to a vector close to nothing in particular), and the strings
+// people look for in them (errors, identifiers, paths) are exactly what the
+// lexical index already finds. Embedding only these kinds is also what keeps
+// the vectors of 200k parts within the memory budget (about half the
+// documents).
+var embeddedKinds = []string{"text", "reasoning", "title", "tool", "subtask", "summary"}
+
+// Bounds on the text embedded per document. The model reads 256 tokens per
+// chunk and averages chunks, so a long answer's vector is mostly its
+// opening; two chunks (~2 KB of prose) hold what a message is about. A tool
+// input is its name, title and arguments, and arguments can be whole files
+// (write, edit): its first 512 bytes say what was being done.
+const (
+	maxEmbedBytes     = 2048
+	maxEmbedToolBytes = 512
+)
+
+// semanticState is the Engine's semantic side: the model (loaded on first
+// use), the in-memory vectors, notices given, and embedding runs.
+type semanticState struct {
+	mu      sync.Mutex
+	emb     embed.Embedder
+	vecs    *vectorSet
+	vecMu   sync.Mutex // serialises loads and refreshes of vecs
+	noticed map[string]bool
+	runs    map[*EmbedRun]bool
+}
+
+// ModelDir is where embedding models are installed:
+// $XDG_DATA_HOME/recall/models or ~/.local/share/recall/models.
+func ModelDir(getenv func(string) string) string {
+	return filepath.Join(DataDir(getenv), "models")
+}
+
+// ModelStore is the embedding model store this engine reads.
+func (e *Engine) ModelStore() embed.Store {
+	dir := e.opts.ModelDir
+	if dir == "" {
+		dir = ModelDir(e.opts.Getenv)
+	}
+	return embed.Store{Dir: dir}
+}
+
+// installedModel finds the model semantic search uses: Options.Model, else
+// the default model, else the first installed one. None is embed.ErrNoModel.
+func (e *Engine) installedModel() (embed.Manifest, error) {
+	ms, err := e.ModelStore().List()
+	if err != nil {
+		return embed.Manifest{}, err
+	}
+	want := e.opts.Model
+	if want == "" {
+		want = embed.DefaultModel
+	}
+	for _, m := range ms {
+		if m.Name == want {
+			return m, nil
+		}
+	}
+	if e.opts.Model == "" && len(ms) > 0 {
+		return ms[0], nil
+	}
+	return embed.Manifest{}, fmt.Errorf("model %s: %w", want, embed.ErrNoModel)
+}
+
+// modelKey names the vectors a model makes: a different id, revision or
+// width makes stored vectors useless.
+func modelKey(id, revision string, dims int) string {
+	return fmt.Sprintf("%s@%s/%d", id, revision, dims)
+}
+
+func manifestKey(m embed.Manifest) string { return modelKey(m.Name, m.Revision, m.Dims) }
+
+// embedder loads the installed model once per Engine.
+func (e *Engine) embedder() (embed.Embedder, error) {
+	e.sem.mu.Lock()
+	defer e.sem.mu.Unlock()
+	if e.sem.emb != nil {
+		return e.sem.emb, nil
+	}
+	man, err := e.installedModel()
+	if err != nil {
+		return nil, err
+	}
+	emb, err := embed.Load(man.Dir)
+	if err != nil {
+		return nil, err
+	}
+	e.sem.emb = emb
+	return emb, nil
+}
+
+func (e *Engine) closeSemantic() error {
+	e.sem.mu.Lock()
+	runs := make([]*EmbedRun, 0, len(e.sem.runs))
+	for r := range e.sem.runs {
+		runs = append(runs, r)
+	}
+	e.sem.mu.Unlock()
+	for _, r := range runs {
+		r.Stop()
+	}
+	e.sem.mu.Lock()
+	defer e.sem.mu.Unlock()
+	var err error
+	if e.sem.emb != nil {
+		err = e.sem.emb.Close()
+		e.sem.emb = nil
+	}
+	e.sem.vecs = nil
+	return err
+}
+
+// noticeOnce adds msg to res the first time this Engine gives a notice of
+// this kind: a long-running server would otherwise repeat it on every
+// search.
+func (e *Engine) noticeOnce(res *SearchResult, kind, msg string) {
+	e.sem.mu.Lock()
+	defer e.sem.mu.Unlock()
+	if e.sem.noticed == nil {
+		e.sem.noticed = map[string]bool{}
+	}
+	if e.sem.noticed[kind] {
+		return
+	}
+	e.sem.noticed[kind] = true
+	res.Notices = append(res.Notices, msg)
+}
+
+// embedText is what the model reads for a document: redacted like the FTS
+// index, and bounded (see maxEmbedBytes).
+func (e *Engine) embedText(kind, text string) string {
+	text = e.ix.IndexedText(text)
+	limit := maxEmbedBytes
+	if kind == "tool" {
+		limit = maxEmbedToolBytes
+	}
+	if len(text) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return text
+}
+
+func textHash(text string) []byte {
+	sum := sha256.Sum256([]byte(text))
+	return sum[:16]
+}
+
+// vectors returns the in-memory vectors of model key, loading or
+// refreshing them when the index changed since.
+func (e *Engine) vectors(ctx context.Context, key string) (*vectorSet, error) {
+	gen, err := e.ix.VectorGeneration(ctx)
+	if err != nil {
+		return nil, err
+	}
+	synced, err := e.ix.Meta(ctx, "synced_at")
+	if err != nil {
+		return nil, err
+	}
+	e.sem.vecMu.Lock()
+	defer e.sem.vecMu.Unlock()
+	e.sem.mu.Lock()
+	vs := e.sem.vecs
+	e.sem.mu.Unlock()
+	if vs != nil && vs.model == key && vs.gen == gen && vs.synced == synced {
+		return vs, nil
+	}
+	if vs == nil || vs.model != key {
+		vs = newVectorSet(key)
+		if err := vs.load(ctx, e.ix, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		vs.mu.Lock()
+		err := vs.refresh(ctx, e.ix)
+		vs.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if err := vs.loadParents(ctx, e.ix); err != nil {
+		return nil, err
+	}
+	vs.embedded, vs.total, err = e.ix.VectorCounts(ctx, embeddedKinds)
+	if err != nil {
+		return nil, err
+	}
+	vs.gen, vs.synced = gen, synced
+	e.sem.mu.Lock()
+	e.sem.vecs = vs
+	e.sem.mu.Unlock()
+	return vs, nil
+}
+
+// vectorsAdded applies a batch this process just stored (generation old to
+// cur) to the in-memory vectors without a refresh pass, when they were
+// current before it.
+func (e *Engine) vectorsAdded(ctx context.Context, key string, old, cur int64, rids []int64) {
+	e.sem.vecMu.Lock()
+	defer e.sem.vecMu.Unlock()
+	e.sem.mu.Lock()
+	vs := e.sem.vecs
+	e.sem.mu.Unlock()
+	if vs == nil || vs.model != key || vs.gen != old {
+		return
+	}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	before := vs.len()
+	if err := vs.load(ctx, e.ix, rids); err != nil {
+		vs.gen = -1 // reload on next use
+		return
+	}
+	vs.embedded += vs.len() - before
+	vs.gen = cur
+}
+
+// SemanticStatus says whether semantic search can run and how far the
+// vectors are built.
+type SemanticStatus struct {
+	Model     string `json:"model,omitempty"`    // installed model in use
+	Revision  string `json:"revision,omitempty"` // its Hugging Face commit
+	Dims      int    `json:"dims,omitempty"`
+	Installed bool   `json:"installed"`
+	Embedded  int    `json:"embedded"` // documents with a vector from this model
+	Total     int    `json:"total"`    // documents that get one (see embeddedKinds)
+	Stale     bool   `json:"stale,omitempty"`
+	Notice    string `json:"notice,omitempty"`
+}
+
+func (e *Engine) semanticStatus(ctx context.Context) (SemanticStatus, error) {
+	var st SemanticStatus
+	man, err := e.installedModel()
+	if errors.Is(err, embed.ErrNoModel) {
+		st.Notice = "no embedding model installed; search is lexical (run `recall models pull`, or `recall models import DIR`)"
+		_, st.Total, err = e.ix.VectorCounts(ctx, embeddedKinds)
+		return st, err
+	}
+	if err != nil {
+		st.Notice = fmt.Sprintf("semantic search unavailable: %v", err)
+		return st, nil
+	}
+	st.Installed, st.Model, st.Revision, st.Dims = true, man.Name, man.Revision, man.Dims
+	stored, err := e.ix.VectorModel(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Embedded, st.Total, err = e.ix.VectorCounts(ctx, embeddedKinds)
+	if err != nil {
+		return st, err
+	}
+	if stored != manifestKey(man) {
+		st.Stale = stored != ""
+		st.Embedded = 0
+	}
+	if st.Embedded < st.Total {
+		st.Notice = "run `recall sync --embed` to embed the rest"
+	}
+	return st, nil
+}
+
+// queryText is the part of the query the model should read: the terms
+// and phrases as typed, without exclusions.
+func queryText(raw string) string {
+	var keep []string
+	for _, f := range strings.Fields(raw) {
+		if strings.HasPrefix(f, "-") && len(f) > 1 {
+			continue
+		}
+		keep = append(keep, strings.Trim(f, `"`))
+	}
+	return strings.Join(keep, " ")
+}

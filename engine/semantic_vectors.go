@@ -1,0 +1,458 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/recallhq/recall/engine/index"
+)
+
+// vectorSet is the in-memory copy of the index's vectors that a semantic
+// search scans by brute force. Vectors are int8-quantised with one float32
+// scale each: 384 dims cost 388 bytes instead of 1,536, so 200k vectors fit
+// in ~80 MB (float32 would be 300 MB, the whole RSS budget with the model
+// loaded), and the cosine error (~0.5% of the similarity) never reorders
+// hits that matter. Beside each vector it keeps the document fields search
+// filters need, interned, so filters apply before the dot product.
+type vectorSet struct {
+	mu     sync.RWMutex
+	model  string // index.VectorModel key the vectors came from
+	dims   int
+	gen    int64  // index vector generation loaded
+	synced string // synced_at loaded (a sync drops documents)
+
+	embedded, total int // documents with a vector / that could have one
+
+	rid    []int64
+	hash   []uint64 // first 8 bytes of the text hash: detects a reused rid
+	vec    []int8   // len(rid)*dims
+	scale  []float32
+	sess   []int32
+	root   []int32
+	dir    []int32
+	tool   []int32
+	kind   []uint8
+	role   []uint8
+	time   []int64
+	pos    map[int64]int32
+	ids    interner // session and root ids
+	dirs   interner
+	tools  interner
+	kinds  interner
+	roles  interner
+	parent map[int32]int32 // session -> parent session, interned
+}
+
+type interner struct {
+	idx  map[string]int32
+	strs []string
+}
+
+func (in *interner) id(s string) int32 {
+	if in.idx == nil {
+		in.idx = map[string]int32{}
+	}
+	if i, ok := in.idx[s]; ok {
+		return i
+	}
+	i := int32(len(in.strs))
+	in.idx[s] = i
+	in.strs = append(in.strs, s)
+	return i
+}
+
+func (in *interner) lookup(s string) (int32, bool) {
+	i, ok := in.idx[s]
+	return i, ok
+}
+
+func newVectorSet(model string) *vectorSet {
+	return &vectorSet{model: model, pos: map[int64]int32{}, parent: map[int32]int32{}}
+}
+
+func (vs *vectorSet) len() int { return len(vs.rid) }
+
+// add appends one row (the caller holds mu for writing).
+func (vs *vectorSet) add(r *index.VectorRow) {
+	n := len(r.Vec) / 4
+	if n == 0 {
+		return
+	}
+	if vs.dims == 0 {
+		vs.dims = n
+	}
+	if n != vs.dims {
+		return // another model's row; the key check makes this unreachable
+	}
+	if i, ok := vs.pos[r.DocRID]; ok {
+		vs.set(int(i), r)
+		return
+	}
+	vs.pos[r.DocRID] = int32(len(vs.rid))
+	vs.rid = append(vs.rid, r.DocRID)
+	vs.hash = append(vs.hash, hash64(r.Hash))
+	vs.vec = append(vs.vec, make([]int8, n)...)
+	vs.scale = append(vs.scale, 0)
+	vs.sess = append(vs.sess, 0)
+	vs.root = append(vs.root, 0)
+	vs.dir = append(vs.dir, 0)
+	vs.tool = append(vs.tool, 0)
+	vs.kind = append(vs.kind, 0)
+	vs.role = append(vs.role, 0)
+	vs.time = append(vs.time, 0)
+	vs.set(len(vs.rid)-1, r)
+}
+
+func (vs *vectorSet) set(i int, r *index.VectorRow) {
+	vs.hash[i] = hash64(r.Hash)
+	vs.scale[i] = quantizeLE(vs.vec[i*vs.dims:(i+1)*vs.dims], r.Vec)
+	vs.sess[i] = vs.ids.id(r.SessionID)
+	vs.root[i] = vs.ids.id(r.RootID)
+	vs.dir[i] = vs.dirs.id(r.Directory)
+	vs.tool[i] = vs.tools.id(r.Tool)
+	vs.kind[i] = uint8(vs.kinds.id(r.Kind))
+	vs.role[i] = uint8(vs.roles.id(r.Role))
+	vs.time[i] = r.Time
+}
+
+// remove drops the rows whose rid is in gone, compacting in place.
+func (vs *vectorSet) remove(gone map[int64]bool) {
+	if len(gone) == 0 {
+		return
+	}
+	j := 0
+	d := vs.dims
+	for i := range vs.rid {
+		if gone[vs.rid[i]] {
+			delete(vs.pos, vs.rid[i])
+			continue
+		}
+		if i != j {
+			vs.rid[j], vs.hash[j], vs.scale[j] = vs.rid[i], vs.hash[i], vs.scale[i]
+			copy(vs.vec[j*d:(j+1)*d], vs.vec[i*d:(i+1)*d])
+			vs.sess[j], vs.root[j], vs.dir[j], vs.tool[j] = vs.sess[i], vs.root[i], vs.dir[i], vs.tool[i]
+			vs.kind[j], vs.role[j], vs.time[j] = vs.kind[i], vs.role[i], vs.time[i]
+			vs.pos[vs.rid[j]] = int32(j)
+		}
+		j++
+	}
+	vs.rid, vs.hash, vs.scale, vs.vec = vs.rid[:j], vs.hash[:j], vs.scale[:j], vs.vec[:j*d]
+	vs.sess, vs.root, vs.dir, vs.tool = vs.sess[:j], vs.root[:j], vs.dir[:j], vs.tool[:j]
+	vs.kind, vs.role, vs.time = vs.kind[:j], vs.role[:j], vs.time[:j]
+}
+
+// load reads every vector of the set's model (rids nil) or only rids.
+func (vs *vectorSet) load(ctx context.Context, ix *index.Index, rids []int64) error {
+	if rids == nil {
+		// Size the slabs once: appending 80 MB in doublings would briefly
+		// need twice that.
+		if embedded, _, err := ix.VectorCounts(ctx, nil); err == nil && embedded > 0 {
+			vs.reserve(embedded)
+		}
+	}
+	return ix.ScanVectors(ctx, vs.model, rids, func(r *index.VectorRow) error {
+		vs.add(r)
+		return nil
+	})
+}
+
+func (vs *vectorSet) reserve(n int) {
+	vs.rid = make([]int64, 0, n)
+	vs.hash = make([]uint64, 0, n)
+	vs.scale = make([]float32, 0, n)
+	vs.sess, vs.root, vs.dir, vs.tool = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
+	vs.kind, vs.role = make([]uint8, 0, n), make([]uint8, 0, n)
+	vs.time = make([]int64, 0, n)
+	// dims is unknown before the first row; 384 is MiniLM's and a
+	// different width only costs one regrowth.
+	vs.vec = make([]int8, 0, n*384)
+	vs.pos = make(map[int64]int32, n)
+}
+
+// refresh brings the set up to date with the index by difference: rows
+// whose document is gone or whose text changed go, new rows are read. It
+// costs one pass over doc_vectors (rid and hash), not a reload.
+func (vs *vectorSet) refresh(ctx context.Context, ix *index.Index) error {
+	seen := make(map[int64]bool, len(vs.rid))
+	var add []int64
+	gone := map[int64]bool{}
+	err := ix.VectorHashes(ctx, func(rid int64, h []byte) {
+		seen[rid] = true
+		i, ok := vs.pos[rid]
+		switch {
+		case !ok:
+			add = append(add, rid)
+		case vs.hash[i] != hash64(h):
+			gone[rid] = true
+			add = append(add, rid)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, rid := range vs.rid {
+		if !seen[rid] {
+			gone[rid] = true
+		}
+	}
+	vs.remove(gone)
+	if len(add) == 0 {
+		return nil
+	}
+	return vs.load(ctx, ix, add)
+}
+
+func (vs *vectorSet) loadParents(ctx context.Context, ix *index.Index) error {
+	parents, err := ix.SessionParents(ctx)
+	if err != nil {
+		return err
+	}
+	vs.parent = make(map[int32]int32, len(parents))
+	for s, p := range parents {
+		vs.parent[vs.ids.id(s)] = vs.ids.id(p)
+	}
+	return nil
+}
+
+func hash64(h []byte) uint64 {
+	if len(h) < 8 {
+		var b [8]byte
+		copy(b[:], h)
+		return binary.LittleEndian.Uint64(b[:])
+	}
+	return binary.LittleEndian.Uint64(h)
+}
+
+// quantizeLE writes the little-endian float32 vector b into dst as int8
+// and returns the scale that maps them back.
+func quantizeLE(dst []int8, b []byte) float32 {
+	var maxAbs float32
+	for i := range dst {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		if a := float32(math.Abs(float64(x))); a > maxAbs {
+			maxAbs = a
+		}
+	}
+	if maxAbs == 0 {
+		clear(dst)
+		return 0
+	}
+	s := maxAbs / 127
+	for i := range dst {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		dst[i] = int8(math.Round(float64(x / s)))
+	}
+	return s
+}
+
+// quantize is quantizeLE for a query vector.
+func quantize(v []float32) ([]int8, float32) {
+	q := make([]int8, len(v))
+	var maxAbs float32
+	for _, x := range v {
+		if a := float32(math.Abs(float64(x))); a > maxAbs {
+			maxAbs = a
+		}
+	}
+	if maxAbs == 0 {
+		return q, 0
+	}
+	s := maxAbs / 127
+	for i, x := range v {
+		q[i] = int8(math.Round(float64(x / s)))
+	}
+	return q, s
+}
+
+// vecFilter is index.Filter compiled against the set's interned fields. It
+// is a pre-filter: the exact SQL filter runs again on the hits.
+type vecFilter struct {
+	none          bool // nothing can match
+	dirOK         []bool
+	after, before int64
+	kinds, roles  []bool
+	tools         []bool
+	sessions      map[int32]bool
+	excludeRoot   int32
+	excludeSess   int32
+}
+
+func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
+	vf := &vecFilter{after: f.After, before: f.Before, excludeRoot: -1, excludeSess: -1}
+	if f.Directory != "" {
+		dir := strings.TrimRight(f.Directory, "/")
+		vf.dirOK = make([]bool, len(vs.dirs.strs))
+		for i, d := range vs.dirs.strs {
+			vf.dirOK[i] = d == dir || strings.HasPrefix(d, dir+"/")
+		}
+	}
+	set := func(in *interner, vals []string) []bool {
+		if len(vals) == 0 {
+			return nil
+		}
+		ok := make([]bool, len(in.strs))
+		for _, v := range vals {
+			if i, found := in.lookup(v); found {
+				ok[i] = true
+			}
+		}
+		return ok
+	}
+	vf.kinds, vf.roles, vf.tools = set(&vs.kinds, f.Kinds), set(&vs.roles, f.Roles), set(&vs.tools, f.Tools)
+	if f.Session != "" {
+		vf.sessions = map[int32]bool{}
+		if id, ok := vs.ids.lookup(f.Session); ok {
+			vf.sessions[id] = true
+			for s, p := range vs.parent {
+				if p == id {
+					vf.sessions[s] = true
+				}
+			}
+		}
+		if len(vf.sessions) == 0 {
+			vf.none = true
+		}
+	}
+	if f.ExcludeRoot != "" {
+		if id, ok := vs.ids.lookup(f.ExcludeRoot); ok {
+			vf.excludeRoot = id
+		}
+	}
+	if f.ExcludeSession != "" {
+		if id, ok := vs.ids.lookup(f.ExcludeSession); ok {
+			vf.excludeSess = id
+		}
+	}
+	return vf
+}
+
+func (vf *vecFilter) pass(vs *vectorSet, i int) bool {
+	if vf.dirOK != nil && !vf.dirOK[vs.dir[i]] {
+		return false
+	}
+	if vf.after != 0 && vs.time[i] < vf.after || vf.before != 0 && vs.time[i] >= vf.before {
+		return false
+	}
+	if vf.kinds != nil && !vf.kinds[vs.kind[i]] || vf.roles != nil && !vf.roles[vs.role[i]] || vf.tools != nil && !vf.tools[vs.tool[i]] {
+		return false
+	}
+	if vf.sessions != nil && !vf.sessions[vs.sess[i]] {
+		return false
+	}
+	if vf.excludeRoot >= 0 && vs.root[i] == vf.excludeRoot {
+		return false
+	}
+	if vf.excludeSess >= 0 && (vs.sess[i] == vf.excludeSess || vs.root[i] == vf.excludeSess) {
+		return false
+	}
+	return true
+}
+
+// vecHit is one document and its cosine similarity to the query.
+type vecHit struct {
+	rid int64
+	sim float32
+}
+
+type hitHeap []vecHit // min-heap on sim
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return h[i].sim < h[j].sim }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(vecHit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// search returns the k most similar documents passing vf, best first. The
+// scan is split across GOMAXPROCS goroutines.
+func (vs *vectorSet) search(ctx context.Context, q []float32, vf *vecFilter, k int) []vecHit {
+	if vf.none || len(vs.rid) == 0 || len(q) != vs.dims || k <= 0 {
+		return nil
+	}
+	qq, qs := quantize(q)
+	n := len(vs.rid)
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/8192))
+	heaps := make([]hitHeap, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := make(hitHeap, 0, k+1)
+			d := vs.dims
+			for i := lo; i < hi; i++ {
+				if i&4095 == 0 && ctx.Err() != nil {
+					break
+				}
+				if !vf.pass(vs, i) {
+					continue
+				}
+				sim := float32(dotInt8(qq, vs.vec[i*d:(i+1)*d])) * qs * vs.scale[i]
+				if len(h) < k {
+					heap.Push(&h, vecHit{vs.rid[i], sim})
+				} else if sim > h[0].sim {
+					h[0] = vecHit{vs.rid[i], sim}
+					heap.Fix(&h, 0)
+				}
+			}
+			heaps[w] = h
+		}()
+	}
+	wg.Wait()
+	var all []vecHit
+	for _, h := range heaps {
+		all = append(all, h...)
+	}
+	sortHits(all)
+	if len(all) > k {
+		all = all[:k]
+	}
+	return all
+}
+
+// similarity is the cosine of one document with the query (ok false when
+// the document has no vector).
+func (vs *vectorSet) similarity(rid int64, qq []int8, qs float32) (float32, bool) {
+	i, ok := vs.pos[rid]
+	if !ok {
+		return 0, false
+	}
+	d := vs.dims
+	return float32(dotInt8(qq, vs.vec[int(i)*d:(int(i)+1)*d])) * qs * vs.scale[i], true
+}
+
+func sortHits(h []vecHit) {
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && (h[j].sim > h[j-1].sim || h[j].sim == h[j-1].sim && h[j].rid > h[j-1].rid); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// dotInt8 is the integer dot product of two equal-length int8 vectors.
+func dotInt8(a, b []int8) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += int32(aa[0])*int32(bb[0]) + int32(aa[4])*int32(bb[4])
+		s1 += int32(aa[1])*int32(bb[1]) + int32(aa[5])*int32(bb[5])
+		s2 += int32(aa[2])*int32(bb[2]) + int32(aa[6])*int32(bb[6])
+		s3 += int32(aa[3])*int32(bb[3]) + int32(aa[7])*int32(bb[7])
+	}
+	for ; i < len(a); i++ {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
