@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"strings"
 	"net"
 	"os"
 	"path/filepath"
@@ -91,7 +93,14 @@ func startSession(t *testing.T, o sessionOptions) *session {
 		o.db = fixtureDB
 	}
 	srvConn, cliConn := net.Pipe()
+	logs := &testLog{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
 	srv := NewServer(Config{DB: o.db, Index: filepath.Join(dir, "index.db"), PollInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Getenv: func(k string) string {
 			if k == "XDG_DATA_HOME" || k == "HOME" {
 				return dir
@@ -103,11 +112,12 @@ func startSession(t *testing.T, o sessionOptions) *session {
 	tc := &testClient{custom: map[string][]json.RawMessage{}, notified: make(chan string, 100)}
 	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(cliConn), jsonrpc2.WithCodec(codec{}))
 	conn.Go(ctx, protocol.ClientHandler(tc, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		method := strings.Clone(req.Method()) // borrowed from the frame buffer
 		tc.mu.Lock()
-		tc.custom[req.Method()] = append(tc.custom[req.Method()], append(json.RawMessage(nil), req.Params()...))
+		tc.custom[method] = append(tc.custom[method], append(json.RawMessage(nil), req.Params()...))
 		tc.mu.Unlock()
 		select {
-		case tc.notified <- req.Method():
+		case tc.notified <- method:
 		default:
 		}
 		return jsonrpc2.MethodNotFoundHandler(ctx, req)
@@ -186,7 +196,10 @@ func (s *session) waitFor(method string) json.RawMessage {
 		select {
 		case <-s.client.notified:
 		case <-deadline:
-			s.t.Fatalf("no %s from the server", method)
+			s.client.mu.Lock()
+			defer s.client.mu.Unlock()
+			s.t.Fatalf("no %s from the server (client conn err %v; progress %v; logs %v; custom %v)", method, s.conn.Err(),
+				s.client.progress, s.client.logs, s.client.custom)
 		}
 	}
 }
@@ -227,4 +240,22 @@ func copyFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// testLog collects the server's log; a failing test prints it.
+type testLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *testLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -66,6 +66,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 	s.notify("exit", nil)
 	select {
 	case clean := <-s.done:
+		s.done <- clean
 		if clean {
 			t.Error("exit without shutdown must not be clean (exit code 1)")
 		}
