@@ -6,6 +6,9 @@ LDFLAGS  := -s -w -X github.com/recallhq/recall/commands.Version=$(VERSION)
 RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./commands/... ./lsp/...
 
 .PHONY: all build test test-go test-race test-editors eval bench fuzz vsix clean
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./engine/query:FuzzParse ./engine/tokens:FuzzSplit ./engine/render:FuzzChatML \
+	./engine:FuzzDecodeCursor ./engine:FuzzSearch ./commands:FuzzDecodeParams ./engine/embed:FuzzTokenize
 
 all: build
 
@@ -37,6 +40,14 @@ eval:
 # Speed and memory on a large cloned corpus (not part of CI).
 bench:
 	bash .ci/bench.sh
+
+# Each fuzz target for FUZZTIME (go test runs their seed corpora in CI).
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 clean:
 	rm -rf bin

@@ -130,7 +130,9 @@ func ServerCommands() []*Command {
 func DecodeParams(c *Command, raw json.RawMessage) (Params, error) {
 	p := c.NewParams()
 	trimmed := strings.TrimSpace(string(raw))
-	if trimmed != "" && trimmed != "null" {
+	// Clients that encode "no params" as an empty list or object get the
+	// defaults too (Lua sends {} as []).
+	if trimmed != "" && trimmed != "null" && trimmed != "[]" {
 		dec := json.NewDecoder(strings.NewReader(trimmed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(p); err != nil {

@@ -84,6 +84,7 @@ func snippet(text string, needles []string) (string, [][2]int) {
 		}
 	}
 	sortRanges(ranges)
+	ranges = mergeRanges(ranges)
 	// Whitespace is collapsed only where it cannot shift the ranges: the
 	// snippet keeps the text's characters one for one, newlines as spaces.
 	return prefix + flatten(window) + suffix, ranges
@@ -117,6 +118,20 @@ func flatten(s string) string {
 }
 
 func clean(s string) string { return flatten(s) }
+
+// mergeRanges joins overlapping or touching ranges (sorted by start), so a
+// client never paints one character twice.
+func mergeRanges(r [][2]int) [][2]int {
+	out := r[:0]
+	for _, x := range r {
+		if n := len(out); n > 0 && x[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], x[1])
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
 
 func sortRanges(r [][2]int) {
 	for i := 1; i < len(r); i++ {

@@ -1,0 +1,26 @@
+package commands
+
+import (
+	"testing"
+)
+
+// FuzzDecodeParams: for every command, any JSON-RPC params either decode
+// and validate, or fail with a ParamError (-32602), never a panic or
+// another error.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `[]`, `{"query":"x","limit":3}`, `{"limit":-1}`, `{"cursor":""}`, `{"after":"2d"}`,
+		`{"after":"nope"}`, `{"kind":"tool,output"}`, `{"mode":"semantic"}`, `{"query":1}`, `{"x":1}`, `[1]`, `"str"`, `{`, `{"limit":1e99}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, c := range All() {
+			p, err := DecodeParams(c, []byte(raw))
+			if err != nil && !IsParamError(err) {
+				t.Fatalf("%s %q: not a ParamError: %v", c.Name, raw, err)
+			}
+			if err == nil && p == nil {
+				t.Fatalf("%s %q: nil params without error", c.Name, raw)
+			}
+		}
+	})
+}
