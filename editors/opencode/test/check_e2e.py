@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the history_* tool parts OpenCode recorded in the e2e run and writes
-the transcript. Usage: check_e2e.py OPENCODE_DB MANIFEST TRANSCRIPT_OUT
+the transcript. Usage: check_e2e.py OPENCODE_DB MANIFEST TRANSCRIPT_OUT [REQUESTS_JSONL]
 Prints one "ok:"/"FAIL:" line per check and "N passed, N failed" last."""
 import json
 import sqlite3
@@ -81,6 +81,24 @@ p = nth(LATER, "history_read", 1)
 check(p["status"] == "error" and "hit 99 does not exist" in p["output"], "history_read {hit: 99}: a clear tool error", p)
 p = nth(LATER, "history_read", 2)
 check(p["status"] == "error" and "search again" in p["output"], "history_read with a bad cursor: a clear tool error", p)
+
+# What the model was offered: the plugin's zod schemas (bundled zod 4.1.8)
+# became JSON schema with descriptions and enums in OpenCode's request.
+if len(sys.argv) > 4:
+    offered = {}
+    for line in open(sys.argv[4]):
+        body = json.loads(line).get("body") or {}
+        for t in body.get("tools") or []:
+            fn = t.get("function", {})
+            if fn.get("name", "").startswith("history_"):
+                offered[fn["name"]] = fn
+    read = offered.get("history_read", {})
+    props = (read.get("parameters") or {}).get("properties", {})
+    check(set(offered) == {"history_search", "history_read", "history_sessions"}
+          and "Result number N" in props.get("hit", {}).get("description", "")
+          and "head" in props.get("mode", {}).get("enum", [])
+          and "history_search" in read.get("description", ""),
+          "the model is offered the three tools with described, typed parameters")
 
 with open(sys.argv[3], "w") as f:
     f.write("# Recall OpenCode plugin: the tool parts OpenCode 1.18.33 recorded in editors/opencode/test/run.sh\n")

@@ -120,7 +120,7 @@ sed -e "s#@ROOT@#$ROOT#" -e "s#@PLUGIN@#$PLUGIN_JS#" -e "s#@RECALL_BIN@#$RECALL_
   "$HERE/scenario.json" >"$WORK/scenario.json"
 OUT=$WORK/out
 set +e
-OCGEN_JOBS=1 bash "$WORK/ocgen/gen.sh" "$WORK/scenario.json" "$OUT" >"$WORK/gen.log" 2>&1 &
+OCGEN_JOBS=1 OCGEN_REQLOG=1 bash "$WORK/ocgen/gen.sh" "$WORK/scenario.json" "$OUT" >"$WORK/gen.log" 2>&1 &
 GEN_PID=$!
 wait "$GEN_PID"
 GEN_RC=$?
@@ -134,7 +134,7 @@ fi
 
 phase "assertions"
 DB=$OUT/opencode.db
-python3 "$HERE/check_e2e.py" "$DB" "$OUT/manifest.json" "$WORK/transcript.txt" | tee "$WORK/checks.txt" || true
+python3 "$HERE/check_e2e.py" "$DB" "$OUT/manifest.json" "$WORK/transcript.txt" "$OUT/requests.jsonl" | tee "$WORK/checks.txt" || true
 PASSED=$(grep -c '^ok:' "$WORK/checks.txt" || true)
 FAILED=$(grep -c '^FAIL:' "$WORK/checks.txt" || true)
 grep -q '^checks:' "$WORK/checks.txt" || fail "check_e2e.py did not finish"
