@@ -66,9 +66,9 @@ func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error)
 	return res, err
 }
 
-func (e *Engine) sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, err error) {
 	start := time.Now()
-	res := SyncResult{}
+	// Named results: the deferred write must reach the caller.
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
 	fp := e.src.Fingerprint() + "|config:" + e.config.Hash()
 	if !opts.Force {
@@ -128,9 +128,14 @@ func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, re
 		return err
 	}
 	// A change of excluded directories or redaction patterns changes what
-	// every session's documents hold: re-read them all.
-	if last, _ := e.ix.Meta(ctx, "config_hash"); last != e.config.Hash() {
-		opts.Force = true
+	// every session's documents hold: each stored stamp carries the config
+	// hash, so all sessions are re-read, and a re-read (or a first sync)
+	// that was interrupted resumes where it stopped instead of starting
+	// over (forcing every sync until one completed never got anywhere on a
+	// history too big to index between two kills).
+	cfg := "|config:" + e.config.Hash()
+	for id, st := range stamps {
+		stamps[id] = st + cfg
 	}
 	byID := make(map[string]*model.Session, len(sessions))
 	for i := range sessions {
