@@ -18,7 +18,16 @@ import { LatestRunner } from './debounce';
 import { hitItem, oneLine, sessionItem } from './format';
 import { OPEN_URI_COMMAND, rewriteRecallLinks } from './links';
 import type { Hit, ReadResult, SearchResult, SessionInfo, SessionsResult } from './protocol';
-import { Requests } from './protocol';
+import {
+  filesRequest,
+  locateCursorRequest,
+  locateMessageRequest,
+  Req,
+  reindexRequest,
+  searchRequest,
+  sessionsRequest,
+  transcriptRequest,
+} from './requests';
 import {
   classifyInput,
   formatUri,
@@ -32,9 +41,6 @@ import {
 
 /** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
 const SEARCH_DEBOUNCE_MS = 150;
-/** Rows per search; a quick pick shows ~10 at a time, the rest is scrolling room. */
-const SEARCH_LIMIT = 30;
-const SESSIONS_LIMIT = 50;
 
 /** Client-side command ids. They must not collide with the server's executeCommandProvider list (recall.search, recall.read, recall.sessions, recall.status, recall.sync, recall.files, recall.reindex), which vscode-languageclient registers itself. */
 const Commands = {
@@ -202,7 +208,8 @@ function isCancelled(err: unknown): boolean {
   return err instanceof vscode.CancellationError || (typeof err === 'object' && err !== null && (err as { code?: number }).code === -32800);
 }
 
-async function request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
+async function request<R>(req: Req<unknown>, token?: vscode.CancellationToken): Promise<R> {
+  const { method, params } = req;
   const c = await ensureClient();
   // Pass the token only when there is one: sendRequest(method, params, undefined)
   // sends [params, null] as positional params, which the server rejects.
@@ -230,7 +237,7 @@ class TranscriptProvider implements vscode.TextDocumentContentProvider {
     // vscode-languageclient 9 has no workspace/textDocumentContent, so this
     // is the server's documented fallback: recall/transcript {uri} runs the
     // same read and returns the recall/read result.
-    const res = await request<ReadResult>(Requests.transcript, { uri: formatUri(uri) }, token);
+    const res = await request<ReadResult>(transcriptRequest(formatUri(uri)), token);
     this.results.set(uri.toString(), res);
     return res.text;
   }
@@ -261,7 +268,7 @@ async function openTranscript(target: TranscriptTarget, revealIndex?: number): P
 async function openCursor(cursor: string): Promise<void> {
   // A one-message window around the cursor names its session and the
   // message's index; the document itself is the whole session.
-  const res = await request<ReadResult>(Requests.read, { cursor, mode: 'around', limit: 1, format: 'markdown' });
+  const res = await request<ReadResult>(locateCursorRequest(cursor));
   const sessionId = res.session?.id;
   if (!sessionId) throw new Error('the server did not say which session the cursor belongs to');
   await openTranscript({ sessionId }, res.anchor ? res.range?.first : undefined);
@@ -273,8 +280,7 @@ async function openTarget(target: TranscriptTarget): Promise<void> {
     await openTranscript(target);
     return;
   }
-  const probe = transcriptUri({ sessionId: target.sessionId, around: target.around, mode: 'around', limit: 1 });
-  const res = await request<ReadResult>(Requests.transcript, { uri: formatUri(probe) });
+  const res = await request<ReadResult>(locateMessageRequest(target.sessionId, target.around));
   await openTranscript({ sessionId: target.sessionId }, res.range?.first);
 }
 
@@ -363,7 +369,7 @@ async function searchHistory(initial: string): Promise<void> {
   const home = os.homedir();
   const runner = new LatestRunner<string, SearchResult>(
     SEARCH_DEBOUNCE_MS,
-    (query, signal) => request<SearchResult>(Requests.search, { query, limit: SEARCH_LIMIT }, tokenFor(signal)),
+    (query, signal) => request<SearchResult>(searchRequest(query), tokenFor(signal)),
     (res, query) => {
       const hits = res.hits ?? [];
       const now = Date.now();
@@ -417,7 +423,7 @@ async function browseSessions(): Promise<void> {
   const home = os.homedir();
   const runner = new LatestRunner<string, SessionsResult>(
     SEARCH_DEBOUNCE_MS,
-    (filter, signal) => request<SessionsResult>(Requests.sessions, { filter, limit: SESSIONS_LIMIT }, tokenFor(signal)),
+    (filter, signal) => request<SessionsResult>(sessionsRequest(filter), tokenFor(signal)),
     (res) => {
       const now = Date.now();
       const items: SessionPick[] = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
@@ -462,7 +468,7 @@ async function showFileSessions(arg?: unknown): Promise<void> {
   const home = os.homedir();
   let items: SessionPick[];
   try {
-    const res = await request<{ sessions: SessionInfo[] | null }>(Requests.files, { path: a.path, limit: SESSIONS_LIMIT });
+    const res = await request<{ sessions: SessionInfo[] | null }>(filesRequest(a.path));
     const now = Date.now();
     items = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
   } catch (err) {
@@ -493,7 +499,7 @@ interface SyncResult {
 async function reindex(): Promise<void> {
   const res = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: 'Recall: reindexing history…', cancellable: true },
-    (_progress, token) => request<SyncResult>(Requests.reindex, {}, token),
+    (_progress, token) => request<SyncResult>(reindexRequest(), token),
   );
   const secs = ((res.tookMs ?? 0) / 1000).toFixed(1);
   const msg = res.busy
