@@ -15,6 +15,11 @@ const (
 	DefaultReadLimit = 12
 	MaxReadLimit     = 50
 	MaxFullLimit     = 500
+	// MaxWindowBytes bounds the text of one window. Each part is already cut
+	// for display (render.Display*), so only long windows of long messages
+	// reach it; the window then ends early, says partial, and its next
+	// cursor continues where it stopped.
+	MaxWindowBytes = 1 << 20
 )
 
 // ReadParams is one read.
@@ -39,6 +44,7 @@ type ReadResult struct {
 	Session  SessionInfo     `json:"session"`
 	Range    Range           `json:"range"`
 	Anchor   string          `json:"anchor,omitempty"`
+	Partial  bool            `json:"partial,omitempty"`
 	Nav      render.Nav      `json:"nav"`
 	Messages []model.Message `json:"messages,omitempty"`
 }
@@ -99,6 +105,12 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 		msgs, err = e.ix.Window(ctx, c.SessionID, first, last)
 		if err != nil {
 			return ReadResult{}, err
+		}
+		if kept := fitWindow(msgs, MaxWindowBytes); kept < len(msgs) {
+			msgs = msgs[:kept]
+			last = first + kept - 1
+			res.Range.Last = last + 1
+			res.Partial = true
 		}
 	}
 	e.showMessages(msgs)
@@ -190,4 +202,20 @@ func (e *Engine) nav(ctx context.Context, sessionID string, first, last, total i
 	nav.Head = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "head"})
 	nav.Tail = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "tail"})
 	return nav, nil
+}
+
+// fitWindow returns how many leading messages fit in budget bytes of
+// displayed text (always at least one).
+func fitWindow(msgs []model.Message, budget int) int {
+	size := 0
+	for i, m := range msgs {
+		for _, p := range m.Parts {
+			size += min(len(p.Text), render.DisplayTextMax) + min(len(p.Input), render.DisplayInputMax) +
+				min(len(p.Output)+len(p.Error), render.DisplayOutputHead+render.DisplayOutputTail) + 200
+		}
+		if size > budget && i > 0 {
+			return i
+		}
+	}
+	return len(msgs)
 }

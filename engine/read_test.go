@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/recallhq/recall/engine/model"
 )
 
 func TestReadWindowModes(t *testing.T) {
@@ -129,5 +131,16 @@ func TestChatMLEscaping(t *testing.T) {
 	msgs := strings.Count(w.Text, "<message id=")
 	if starts != msgs+2 || ends != msgs+2 {
 		t.Errorf("%d starts, %d ends for %d messages", starts, ends, msgs)
+	}
+}
+
+func TestFitWindow(t *testing.T) {
+	big := model.Message{Parts: []model.Part{{Kind: model.KindText, Text: strings.Repeat("x", 10000)}}}
+	msgs := []model.Message{big, big, big, big}
+	if n := fitWindow(msgs, 25000); n != 2 {
+		t.Errorf("fit %d messages, want 2", n)
+	}
+	if n := fitWindow(msgs[:1], 10); n != 1 {
+		t.Errorf("a window always shows its first message, got %d", n)
 	}
 }
