@@ -139,6 +139,12 @@ func partDocs(p *storedPart) []docSpec {
 		return []docSpec{{p.Kind, FieldText, p.Text}}
 	case model.KindTool:
 		docs := []docSpec{{model.KindTool, FieldInput, ToolDocText(p.Tool, p.Title, p.Input)}}
+		// Recall's own tools (the OpenCode plugin's history_*) return copies
+		// of other sessions: indexing those would make every search find
+		// each hit twice. Their input (what the agent looked for) stays.
+		if strings.HasPrefix(p.Tool, "history_") {
+			return docs
+		}
 		if out := p.OutputOrError(); strings.TrimSpace(out) != "" {
 			docs = append(docs, docSpec{model.KindOutput, FieldOutput, out})
 		}
