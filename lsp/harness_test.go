@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"strings"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,7 +67,7 @@ func tokenString(t protocol.ProgressToken) string {
 
 // session is one in-process server and its client over net.Pipe.
 type session struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	conn   jsonrpc2.Conn
 	client *testClient
@@ -84,7 +84,7 @@ type sessionOptions struct {
 }
 
 // startSession serves a fresh index over the fixture and connects a client.
-func startSession(t *testing.T, o sessionOptions) *session {
+func startSession(t testing.TB, o sessionOptions) *session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -221,7 +221,7 @@ func (s *session) shutdown() bool {
 }
 
 // copyFixture copies the fixture database into dir (tests that change it).
-func copyFixture(t *testing.T) string {
+func copyFixture(t testing.TB) string {
 	t.Helper()
 	src, err := os.Open(fixtureDB)
 	if err != nil {
