@@ -33,6 +33,10 @@ test-editors: build
 		echo "== $$t took $$(( $$(date +%s) - start ))s"; \
 	done
 
+# The VS Code extension as a .vsix (editors/vscode/recall-<version>.vsix).
+vsix:
+	editors/vscode/build.sh
+
 # Ranking quality on the public corpus (../shared/corpus).
 eval:
 	$(GO) test -count=1 -run TestPublicEval -v ./engine/eval/ -args -eval.v
