@@ -89,7 +89,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{opts: opts, log: opts.Logger}
+	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {

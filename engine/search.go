@@ -492,16 +492,15 @@ func (c *vocabCache) invalidate() {
 	c.mu.Unlock()
 }
 
+// vocabulary returns a snapshot of the cached vocabulary (concurrent
+// searches each get their own; a refresh never changes one in use).
 func (e *Engine) vocabulary(ctx context.Context) (*vocabCache, error) {
-	if e.vocab == nil {
-		e.vocab = &vocabCache{}
-	}
-	c := e.vocab
+	c := e.vocab // set by Open
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	synced, _ := e.ix.Meta(ctx, "synced_at")
 	if c.v != nil && c.syncedAt == synced {
-		return c, nil
+		return &vocabCache{v: c.v, docs: c.docs, syncedAt: c.syncedAt}, nil
 	}
 	terms, df, err := e.ix.Vocabulary(ctx)
 	if err != nil {
@@ -512,7 +511,7 @@ func (e *Engine) vocabulary(ctx context.Context) (*vocabCache, error) {
 		return nil, err
 	}
 	c.v, c.docs, c.syncedAt = rank.NewVocab(terms, df), n, synced
-	return c, nil
+	return &vocabCache{v: c.v, docs: c.docs, syncedAt: c.syncedAt}, nil
 }
 
 func formatTime(ms int64) string {
