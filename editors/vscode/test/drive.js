@@ -63,14 +63,20 @@ function check(cond, msg) {
 }
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(path.join(runDir, 'chrome'), {
+  // launchServer() rather than launchPersistentContext(): it exposes the
+  // browser process. Playwright starts Chromium in its own process group, so
+  // the harness is told its pid to kill that group too (the profile goes to
+  // TMPDIR, inside the run dir).
+  const server = await chromium.launchServer({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    viewport: { width: 1400, height: 900 },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  const page = ctx.pages()[0] || (await ctx.newPage());
+  fs.writeFileSync(path.join(runDir, 'chromium.pid'), String(server.process().pid));
+  const browser = await chromium.connect(server.wsEndpoint());
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await ctx.newPage();
   const consoleLog = fs.createWriteStream(path.join(runDir, 'browser-console.log'));
   page.on('console', (m) => consoleLog.write(`${m.type()}: ${m.text()}\n`));
   try {
@@ -170,7 +176,8 @@ function check(cond, msg) {
     await page.screenshot({ path: path.join(runDir, 'failure.png') }).catch(() => {});
     throw err;
   } finally {
-    await ctx.close().catch(() => {});
+    await browser.close().catch(() => {});
+    await server.close().catch(() => {});
     consoleLog.end();
   }
 })().catch((e) => {

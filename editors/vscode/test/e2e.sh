@@ -31,6 +31,8 @@ PGIDS=()
 RUN=
 cleanup() {
   local rc=$?
+  # Chromium runs in a process group of its own (Playwright detaches it); the driver records its pid.
+  [ -n "$RUN" ] && [ -s "$RUN/chromium.pid" ] && PGIDS+=("$(cat "$RUN/chromium.pid")")
   for g in "${PGIDS[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
   for g in "${PGIDS[@]}"; do
     for _ in $(seq 1 30); do kill -0 -- "-$g" 2>/dev/null || break; sleep 0.1; done
@@ -59,12 +61,13 @@ export PATH="$NODE24/bin:$PATH"
 
 # 2. The .vsix (same script the Makefile runs).
 mkdir -p "$CACHE/runs"
+find "$CACHE/runs" -mindepth 1 -maxdepth 1 -mtime +2 -exec rm -rf {} + 2>/dev/null || true   # old failed runs
 RUN=$(mktemp -d "$CACHE/runs/run.XXXXXX")
 VSIX=$("$EXT/build.sh" "$RUN/recall.vsix" 2> "$RUN/build.log" | tail -n 1) || { cat "$RUN/build.log" >&2; exit 1; }
 phase "build vsix"
 
 # 3. A run dir holding all state (gotcha 8: XDG_* and TMPDIR).
-mkdir -p "$RUN"/{tmp,config,data,cache,state,ud/User,ud/Machine,exts,ws,chrome,history,index}
+mkdir -p "$RUN"/{tmp,config,data,cache,state,ud/User,ud/Machine,exts,ws,history,index}
 export XDG_CONFIG_HOME=$RUN/config XDG_DATA_HOME=$RUN/data XDG_CACHE_HOME=$RUN/cache XDG_STATE_HOME=$RUN/state TMPDIR=$RUN/tmp
 # A copy, so SQLite side files (-wal/-shm) never land in the repo.
 cp "$FIXTURE" "$RUN/history/opencode.db"
