@@ -376,3 +376,255 @@ func TestInterruptedSyncResumes(t *testing.T) {
 		t.Errorf("tookMs = %d for a sync that indexed %d parts", res.TookMS, res.Parts)
 	}
 }
+
+// Status says the index is fresh right after a sync, and stale once the
+// history changes.
+func TestFreshnessAfterSync(t *testing.T) {
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "i.db"))
+	st, err := e.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Freshness.Stale {
+		t.Errorf("stale right after a sync: %+v", st.Freshness)
+	}
+	w, _ := sql.Open("sqlite", "file:"+db)
+	defer w.Close()
+	if _, err := w.Exec(`UPDATE session SET title = title || ' (edited)' WHERE rowid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if st, _ := e.Status(context.Background()); !st.Freshness.Stale {
+		t.Errorf("not stale after the history changed: %+v", st.Freshness)
+	}
+}
+
+// peakHeap runs fn and returns the largest HeapInuse seen above the level
+// before it (sampled every millisecond).
+func peakHeap(fn func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	<-done
+	return peak - base
+}
+
+// A 50 MB tool output (a custom tool dumping a log) syncs with bounded
+// memory; the index keeps its head and tail only, and read says how long it
+// was.
+func TestHugeToolOutput(t *testing.T) {
+	db := fixture(t, "v1")
+	const size = 50 << 20
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sid, mid string
+	var created int64
+	if err := w.QueryRow(`SELECT m.session_id, m.id, m.time_created FROM message m JOIN session s ON s.id = m.session_id
+		WHERE s.title LIKE 'List runtime%' AND json_extract(m.data, '$.role') = 'assistant' LIMIT 1`).Scan(&sid, &mid, &created); err != nil {
+		t.Fatal(err)
+	}
+	{
+		var b strings.Builder
+		b.Grow(size + 64)
+		b.WriteString("HUGEHEAD_MARKER start of the dump\n")
+		for i := 0; b.Len() < size-64; i++ {
+			fmt.Fprintf(&b, "line %08d filler filler filler filler filler filler filler\n", i)
+		}
+		b.WriteString("HUGETAIL_MARKER end of the dump\n")
+		out := b.String()
+		if _, err := w.Exec(`INSERT INTO part(id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zzzzHUGE', ?, ?, ?, ?,
+			json_object('type','tool','tool','dump_logs','callID','call_huge',
+				'state', json_object('status','completed','input',json_object('service','billing'),'output',?,'title','dump billing logs',
+					'metadata', json_object('exit', 0),'time', json_object('start', ?, 'end', ?))))`,
+			mid, sid, created+1, created+1, out, created+1, created+2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	e := openNoSync(t, db, filepath.Join(t.TempDir(), "i.db"))
+	var res SyncResult
+	peak := peakHeap(func() { res, err = e.Sync(context.Background(), SyncOptions{}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sync: %d parts in %d ms, peak heap +%d MB", res.Parts, res.TookMS, peak>>20)
+	if peak > 300<<20 {
+		t.Errorf("peak heap during the sync grew by %d MB for a %d MB output; want < 300 MB", peak>>20, size>>20)
+	}
+	var stored, orig int
+	e.ix.DB().QueryRow(`SELECT length(output), output_len FROM parts WHERE id = 'prt_zzzzHUGE'`).Scan(&stored, &orig)
+	if orig < size-64 || stored > 32<<10 {
+		t.Errorf("stored %d bytes of a %d-byte output (output_len %d)", stored, size, orig)
+	}
+	for _, marker := range []string{"HUGEHEAD_MARKER", "HUGETAIL_MARKER"} {
+		hits := search(t, e, marker).Hits
+		if len(hits) == 0 || hits[0].PartID != "prt_zzzzHUGE" {
+			t.Fatalf("%s: not found in the kept head/tail: %+v", marker, hits)
+		}
+	}
+	hits := search(t, e, "HUGETAIL_MARKER").Hits
+	r, err := e.Read(context.Background(), ReadParams{Cursor: hits[0].Cursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`truncated="true" original_chars="%d"`, orig); !strings.Contains(r.Text, want) {
+		t.Errorf("read does not say the output was cut (%s)", want)
+	}
+	if len(r.Text) > 64<<10 {
+		t.Errorf("read window is %d bytes", len(r.Text))
+	}
+}
+
+// A session with 10,000 messages: sync works, a read in the middle returns
+// exactly that window, and the listing counts are right.
+func TestTenThousandMessages(t *testing.T) {
+	db := fixture(t, "v1")
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	const sid = "ses_0000000000000LONGSESSION1"
+	stmts := []string{
+		`INSERT INTO session(id, project_id, slug, directory, title, version, time_created, time_updated)
+			SELECT '` + sid + `', project_id, 'long', directory, 'A very long session', version, 1800000000000, 1800000000000 + 2*10000
+			FROM session LIMIT 1`,
+		`WITH RECURSIVE c(k) AS (SELECT 0 UNION ALL SELECT k+1 FROM c WHERE k < 9999)
+			INSERT INTO message(id, session_id, time_created, time_updated, data)
+			SELECT printf('msg_long%06d', k), '` + sid + `', 1800000000000 + 2*k, 1800000000000 + 2*k,
+				json_object('role', CASE k % 2 WHEN 0 THEN 'user' ELSE 'assistant' END, 'time', json_object('created', 1800000000000 + 2*k))
+			FROM c`,
+		`INSERT INTO part(id, message_id, session_id, time_created, time_updated, data)
+			SELECT 'prt_' || substr(id, 5), id, session_id, time_created, time_updated,
+				json_object('type', 'text', 'text', 'long session message ' || substr(id, 9) ||
+					CASE substr(id, 9) WHEN '005000' THEN ' MIDPOINT_MARKER' ELSE '' END)
+			FROM message WHERE session_id = '` + sid + `'`,
+	}
+	for _, q := range stmts {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatalf("%v\n%s", err, q)
+		}
+	}
+	w.Close()
+	e := openNoSync(t, db, filepath.Join(t.TempDir(), "i.db"))
+	ctx := context.Background()
+	start := time.Now()
+	if _, err := e.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sync: %s", time.Since(start))
+	hits := search(t, e, "MIDPOINT_MARKER").Hits
+	if len(hits) == 0 || hits[0].MessageID != "msg_long005000" {
+		t.Fatalf("marker not found: %+v", hits)
+	}
+	start = time.Now()
+	r, err := e.Read(ctx, ReadParams{Cursor: hits[0].Cursor, Mode: "around", Limit: 12, Format: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("read around message 5001 of %d: %s", n, time.Since(start))
+	if r.Range.Total != n || r.Range.Last-r.Range.First != 11 || r.Range.First > 5001 || r.Range.Last < 5001 {
+		t.Errorf("range %+v, want 12 messages around 5001 of %d", r.Range, n)
+	}
+	if len(r.Messages) != 12 {
+		t.Fatalf("%d messages in the window", len(r.Messages))
+	}
+	for i, m := range r.Messages {
+		if want := fmt.Sprintf("msg_long%06d", r.Range.First-1+i); m.ID != want {
+			t.Errorf("window message %d is %s, want %s", i, m.ID, want)
+		}
+	}
+	tail, err := e.Read(ctx, ReadParams{Cursor: r.Nav.Tail, Limit: 5, Format: "json"})
+	if err != nil || tail.Range.Last != n || len(tail.Messages) != 5 || tail.Messages[4].ID != "msg_long009999" {
+		t.Errorf("tail: %+v %v", tail.Range, err)
+	}
+	list, err := e.Sessions(ctx, SessionsParams{Filter: "very long session", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) == 0 || list.Sessions[0].ID != sid {
+		t.Fatalf("session not listed: %+v", list.Sessions)
+	}
+	if s := list.Sessions[0]; s.Messages != n || s.Turns != n/2 || s.ToolCalls != 0 {
+		t.Errorf("counts: %d messages, %d turns, %d tool calls; want %d, %d, 0", s.Messages, s.Turns, s.ToolCalls, n, n/2)
+	}
+}
+
+// Rows the schema allows but OpenCode would never write: a session row with
+// every nullable column NULL (the id too: a TEXT PRIMARY KEY may be NULL in
+// SQLite), a session with nothing but its id, and a part whose message is
+// gone. The rest of the history is indexed; nothing fails.
+func TestNullSessionAndOrphanPart(t *testing.T) {
+	db := fixture(t, "v1")
+	w, _ := sql.Open("sqlite", "file:"+db)
+	for _, q := range []string{
+		`INSERT INTO session(id, project_id, workspace_id, parent_id, slug, directory, path, title, version, share_url, summary_additions,
+			summary_deletions, summary_files, summary_diffs, metadata, revert, permission, agent, model, time_created, time_updated,
+			time_compacting, time_archived)
+			VALUES (NULL, '', NULL, NULL, '', '', NULL, '', '', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL)`,
+		`INSERT INTO session(id, project_id, slug, directory, title, version, time_created, time_updated)
+			VALUES ('ses_0000000000000BAREBONES01', '', '', '', '', '', 0, 0)`,
+		`INSERT INTO message(id, session_id, time_created, time_updated, data)
+			VALUES ('msg_0000000000000NULLSESSION', 'ses_nowhere', 1, 1, '{"role":"user"}')`,
+		`INSERT INTO part(id, message_id, session_id, time_created, time_updated, data)
+			SELECT 'prt_0000000000000ORPHANPART1', 'msg_gone', session_id, 1, 1, '{"type":"text","text":"ORPHAN_PART_TEXT"}'
+			FROM part LIMIT 1`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatalf("%v\n%s", err, q)
+		}
+	}
+	w.Close()
+	e := openNoSync(t, db, filepath.Join(t.TempDir(), "i.db"))
+	res, err := e.Sync(context.Background(), SyncOptions{})
+	if err != nil {
+		t.Fatalf("one odd row broke the whole sync: %v", err)
+	}
+	t.Logf("sync: %+v", res)
+	if hits := search(t, e, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
+		t.Error("the rest of the history was not indexed")
+	}
+	if hits := search(t, e, "ORPHAN_PART_TEXT").Hits; len(hits) != 0 {
+		t.Errorf("a part without its message was indexed: %+v", hits[0])
+	}
+	list, err := e.Sessions(context.Background(), SessionsParams{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range list.Sessions {
+		found = found || s.ID == "ses_0000000000000BAREBONES01"
+		if s.ID == "" {
+			t.Error("a session without an id was indexed")
+		}
+	}
+	if !found {
+		t.Error("the bare session is not listed")
+	}
+	if again, err := e.Sync(context.Background(), SyncOptions{}); err != nil || !again.Idle {
+		t.Errorf("second sync: %+v %v", again, err)
+	}
+}

@@ -472,7 +472,7 @@ func (e *Engine) freshness(ctx context.Context) Freshness {
 		}
 	}
 	if fp, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil {
-		f.Stale = fp != e.src.Fingerprint()
+		f.Stale = fp != e.syncFingerprint()
 	}
 	return f
 }

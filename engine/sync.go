@@ -70,7 +70,7 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	start := time.Now()
 	// Named results: the deferred write must reach the caller.
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
-	fp := e.src.Fingerprint() + "|config:" + e.config.Hash()
+	fp := e.syncFingerprint()
 	if !opts.Force {
 		if last, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp && fp != "" {
 			res.Idle = true
@@ -113,6 +113,12 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 		e.vocab.invalidate()
 	}
 	return res, err
+}
+
+// syncFingerprint is what a sync records as source_fingerprint: the
+// source's files and the config that shaped the documents.
+func (e *Engine) syncFingerprint() string {
+	return e.src.Fingerprint() + "|config:" + e.config.Hash()
 }
 
 func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, res *SyncResult) error {

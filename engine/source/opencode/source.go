@@ -409,7 +409,9 @@ func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
 				return nil, err
 			}
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(time_updated,0), coalesce(title,''), coalesce(time_archived,0), coalesce(revert,'') FROM session`)
+		// A NULL id (the schema allows it) is skipped here and counted by
+		// Sessions; it must not fail the whole sync.
+		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(time_updated,0), coalesce(title,''), coalesce(time_archived,0), coalesce(revert,'') FROM session WHERE id IS NOT NULL`)
 		if err != nil {
 			return nil, describeDBError(s.dbPath, err)
 		}
