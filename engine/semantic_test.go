@@ -382,3 +382,19 @@ func TestQuantizedSimilarity(t *testing.T) {
 		}
 	}
 }
+
+func TestDotInt8MatchesScalar(t *testing.T) {
+	for _, n := range []int{0, 1, 31, 32, 33, 384, 385} {
+		a, b := make([]int8, n), make([]int8, n)
+		for i := range a {
+			a[i], b[i] = int8(i*37%255-127), int8(i*91%253-126)
+		}
+		var want int32
+		for i := range a {
+			want += int32(a[i]) * int32(b[i])
+		}
+		if got := dotInt8(a, b); got != want {
+			t.Errorf("n=%d: dotInt8 = %d, want %d", n, got, want)
+		}
+	}
+}

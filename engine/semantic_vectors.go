@@ -439,8 +439,9 @@ func sortHits(h []vecHit) {
 	}
 }
 
-// dotInt8 is the integer dot product of two equal-length int8 vectors.
-func dotInt8(a, b []int8) int32 {
+// dotInt8Go is the portable integer dot product of two equal-length int8
+// vectors.
+func dotInt8Go(a, b []int8) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	i := 0
