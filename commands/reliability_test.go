@@ -1,0 +1,101 @@
+package commands
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recallhq/recall/engine/index"
+)
+
+func decodeJSON(t *testing.T, r run, v any) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+}
+
+// What sync and status tell a script: how long a sync took, and whether the
+// index is fresh (right after a sync) or stale (after the history changed).
+func TestSyncReportsTimeAndFreshness(t *testing.T) {
+	db, ix := fixtureDB(t), filepath.Join(t.TempDir(), "i.db")
+	var res struct {
+		Idle   bool
+		Added  int
+		TookMS int64 `json:"tookMs"`
+	}
+	decodeJSON(t, cli(t, "sync", "--db", db, "--index", ix, "--json"), &res)
+	if res.Idle || res.Added == 0 || res.TookMS <= 0 {
+		t.Errorf("cold sync reported %+v; want sessions added and the time it took", res)
+	}
+	var st struct {
+		Freshness struct{ Stale bool }
+	}
+	decodeJSON(t, cli(t, "status", "--db", db, "--index", ix, "--json", "--no-sync"), &st)
+	if st.Freshness.Stale {
+		t.Error("status says stale right after a sync")
+	}
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`UPDATE session SET title = title || ' (edited)' WHERE rowid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	decodeJSON(t, cli(t, "status", "--db", db, "--index", ix, "--json", "--no-sync"), &st)
+	if !st.Freshness.Stale {
+		t.Error("status says fresh after the history changed")
+	}
+}
+
+// While another process holds the writer lock (a long sync, a server),
+// a command waits a bounded time, then answers from the index as it is and
+// says so; it neither hangs nor fails.
+func TestBusyWriterAnswersFromIndex(t *testing.T) {
+	db, ix := fixtureDB(t), filepath.Join(t.TempDir(), "i.db")
+	if r := cli(t, "sync", "--db", db, "--index", ix); r.code != 0 {
+		t.Fatalf("sync: %s", r.stderr)
+	}
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As OpenCode does it: an updated part gets a new time_updated.
+	if _, err := w.Exec(`UPDATE part SET data = json_set(data, '$.text', 'BUSYLOCK_NEWTEXT'), time_updated = (SELECT max(time_updated) + 1000 FROM part)
+		WHERE id = (SELECT id FROM part WHERE json_extract(data, '$.type') = 'text' LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lock, err := index.LockWriter(context.Background(), ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := cli(t, "search", "--db", db, "--index", ix, "--json", "--", "ERR_QUOTA_7731")
+	took := time.Since(start)
+	lock.Unlock()
+	var res struct{ Hits []struct{ SessionID string } }
+	decodeJSON(t, r, &res)
+	if len(res.Hits) == 0 {
+		t.Error("no hits from the existing index while the writer was busy")
+	}
+	if !strings.Contains(r.stderr, "another recall process") {
+		t.Errorf("no notice that the index may lag: %q", r.stderr)
+	}
+	if took > 15*time.Second {
+		t.Errorf("waited %s for the writer lock", took)
+	}
+	r = cli(t, "search", "--db", db, "--index", ix, "--json", "--", "BUSYLOCK_NEWTEXT")
+	decodeJSON(t, r, &res)
+	if len(res.Hits) == 0 || strings.Contains(r.stderr, "another recall process") {
+		t.Errorf("after the lock was released the change was not indexed: %d hits, %q", len(res.Hits), r.stderr)
+	}
+}
