@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -113,6 +114,12 @@ func (e *Engine) embedder() (embed.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Loading decodes the checkpoint into cybertron's tensors and packs
+	// them for the forward pass; the decoded copy (as large as the model,
+	// ~90 MB for MiniLM) is garbage the runtime would keep resident for a
+	// while. Returning it now keeps peak RSS within budget once the
+	// vectors load next.
+	debug.FreeOSMemory()
 	e.sem.emb = emb
 	return emb, nil
 }
@@ -196,7 +203,8 @@ func (e *Engine) vectors(ctx context.Context, key string) (*vectorSet, error) {
 	if vs != nil && vs.model == key && vs.gen == gen && vs.synced == synced {
 		return vs, nil
 	}
-	if vs == nil || vs.model != key {
+	full := vs == nil || vs.model != key
+	if full {
 		vs = newVectorSet(key)
 		if err := vs.load(ctx, e.ix, nil); err != nil {
 			return nil, err
@@ -219,6 +227,9 @@ func (e *Engine) vectors(ctx context.Context, key string) (*vectorSet, error) {
 		return nil, err
 	}
 	vs.gen, vs.synced = gen, synced
+	if full {
+		debug.FreeOSMemory() // the scan's row buffers, as for the model
+	}
 	e.sem.mu.Lock()
 	e.sem.vecs = vs
 	e.sem.mu.Unlock()

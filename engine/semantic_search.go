@@ -96,16 +96,18 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 		notice("no-vectors", msg)
 		return e.lexical(ctx, p, q, f, res)
 	}
-	vs, err := e.vectors(ctx, key)
-	if err != nil {
-		return err
-	}
+	// The model first: its load is the larger transient, and it should
+	// be over before the vectors arrive (see embedder).
 	emb, err := e.embedder()
 	if err != nil {
 		if auto {
 			notice("model-error", fmt.Sprintf("semantic search unavailable (%v); searched lexically", err))
 			return e.lexical(ctx, p, q, f, res)
 		}
+		return err
+	}
+	vs, err := e.vectors(ctx, key)
+	if err != nil {
 		return err
 	}
 	qv, err := emb.Embed(ctx, []string{queryText(q.Raw)})
