@@ -12,7 +12,7 @@ import (
 // stores. Each step is one short write transaction under the writer lock,
 // taken only after the model has run, so a sync or another process waits
 // for a commit (a few ms), never for the model; and a killed run loses at
-// most one batch. At ~11 ms per chunk a MiniLM batch of 32 takes ~0.4 s.
+// most one batch. At 10-20 ms per chunk a MiniLM batch of 32 takes 0.3-0.7 s.
 const EmbedBatch = 32
 
 // EmbedOptions tune one embedding run.

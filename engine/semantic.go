@@ -23,7 +23,7 @@ import (
 // embeddedKinds are the documents that get a vector: what people and models
 // wrote (prose, reasoning, titles, subtask prompts, compaction summaries)
 // and what they asked tools to do (tool inputs). Tool outputs, patches and
-// attached files are left out on purpose: the model costs ~11 ms per
+// attached files are left out on purpose: the model costs 10-20 ms per
 // 256-token chunk on one core, outputs are most of the bytes of a history
 // (file dumps, logs, test runs), they are noisy as meaning (a whole file
 // averages to a vector close to nothing in particular), and the strings
