@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/recallhq/recall/commands.Version=$(VERSION)
 RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./commands/... ./lsp/...
 
-.PHONY: all build test test-go test-race test-editors eval bench fuzz vsix clean
+.PHONY: all build test test-go test-race test-editors test-live eval bench fuzz vsix clean
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./engine/query:FuzzParse ./engine/tokens:FuzzSplit ./engine/render:FuzzChatML \
 	./engine:FuzzDecodeCursor ./engine:FuzzSearch ./commands:FuzzDecodeParams ./engine/embed:FuzzTokenize
@@ -16,7 +16,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 # Everything CI runs.
-test: test-go test-race test-editors
+test: test-go test-race test-editors test-live
 
 test-go:
 	$(GO) vet ./...
@@ -25,13 +25,22 @@ test-go:
 test-race:
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
 
+# Each editor client against the freshly built server, in its real host:
+# Neovim (Debian's), OpenCode (npm opencode-ai, driven by ../shared/ocgen),
+# VS Code (code-server in headless Chromium). Each script installs what it
+# needs and prints its phases' timings.
+EDITOR_TESTS := editors/nvim/test/run.sh editors/opencode/test/run.sh editors/vscode/test/e2e.sh
 test-editors: build
-	@for t in editors/*/test/run.sh; do \
-		[ -x "$$t" ] || continue; \
+	@for t in $(EDITOR_TESTS); do \
 		echo "== $$t"; start=$$(date +%s); \
-		RECALL_BIN=$(CURDIR)/$(BIN) "$$t" || exit 1; \
+		RECALL_BIN=$(CURDIR)/$(BIN) bash "$$t" || exit 1; \
 		echo "== $$t took $$(( $$(date +%s) - start ))s"; \
 	done
+
+# The real OpenCode writes sessions while recall lsp keeps syncing; the
+# index kept live must equal a fresh rebuild.
+test-live: build
+	RECALL_BIN=$(CURDIR)/$(BIN) OCGEN_DIR=$(CURDIR)/../shared/ocgen bash test/live-writer.sh
 
 # The VS Code extension as a .vsix (editors/vscode/recall-<version>.vsix).
 vsix:
