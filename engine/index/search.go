@@ -185,6 +185,11 @@ func (ix *Index) Match(ctx context.Context, expr string, f Filter, limit int) ([
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
+	return scanCandidates(rows)
+}
+
+// scanCandidates reads rows of candidateCols plus a score, and closes them.
+func scanCandidates(rows *sql.Rows) ([]Candidate, error) {
 	defer rows.Close()
 	var out []Candidate
 	for rows.Next() {
@@ -207,17 +212,7 @@ func (ix *Index) Recent(ctx context.Context, f Filter, limit int) ([]Candidate, 
 	if err != nil {
 		return nil, fmt.Errorf("list recent activity: %w", err)
 	}
-	defer rows.Close()
-	var out []Candidate
-	for rows.Next() {
-		var c Candidate
-		if err := rows.Scan(&c.DocRID, &c.PartRID, &c.SessionID, &c.RootID, &c.MessageID, &c.PartID, &c.MsgOrd,
-			&c.Kind, &c.Role, &c.Tool, &c.Synthetic, &c.Time, &c.Directory, &c.BM25); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return scanCandidates(rows)
 }
 
 // DocText returns the text each document was indexed from (bounded), by

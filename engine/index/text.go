@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/model"
 )
@@ -26,18 +25,7 @@ const TruncationMark = "\n…[truncated]…\n"
 // Bound returns s cut to head+tail bytes (on rune boundaries) with a
 // TruncationMark between them, and whether it cut anything.
 func Bound(s string, head, tail int) (string, bool) {
-	if len(s) <= head+tail+len(TruncationMark) {
-		return s, false
-	}
-	h := head
-	for h > 0 && !utf8.RuneStart(s[h]) {
-		h--
-	}
-	t := len(s) - tail
-	for t < len(s) && !utf8.RuneStart(s[t]) {
-		t++
-	}
-	return s[:h] + TruncationMark + s[t:], true
+	return model.Clip(s, head, tail, TruncationMark)
 }
 
 // InputText renders a tool input (compact JSON) as the words worth

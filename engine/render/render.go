@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/model"
 )
@@ -84,18 +83,7 @@ func cut(s string, head, tail int) (string, bool) {
 	if len(s) <= head+tail {
 		return s, false
 	}
-	h := head
-	for h > 0 && !utf8.RuneStart(s[h]) {
-		h--
-	}
-	t := len(s) - tail
-	for t < len(s) && !utf8.RuneStart(s[t]) {
-		t++
-	}
-	if tail == 0 {
-		return s[:h], true
-	}
-	return s[:h] + "\n…\n" + s[t:], true
+	return model.Clip(s, head, tail, "\n…\n")
 }
 
 func stamp(ms int64) string {
