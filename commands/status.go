@@ -65,7 +65,11 @@ func init() {
 			fmt.Fprintf(w, "source:   %s%s\neras:     %s\nindex:    %s (%d KiB, schema %d)\n", st.Source, demo,
 				strings.Join(st.Eras, ", "), st.Index, st.IndexBytes/1024, st.Schema)
 			fmt.Fprintf(w, "content:  %d sessions, %d messages, %d parts, %d search documents\n", st.Sessions, st.Messages, st.Parts, st.Documents)
-			fmt.Fprintf(w, "synced:   %s (stale: %v)\n", st.Freshness.SyncedAt, st.Freshness.Stale)
+			lag := "up to date"
+			if st.Freshness.Stale {
+				lag = fmt.Sprintf("behind the history by %.1fs", float64(st.Freshness.LagMS)/1000)
+			}
+			fmt.Fprintf(w, "synced:   %s (%s)\n", st.Freshness.SyncedAt, lag)
 			printSemanticStatus(w, st.Semantic)
 			return nil
 		},

@@ -91,7 +91,10 @@ type Explain struct {
 type Freshness struct {
 	SyncedAt string `json:"syncedAt,omitempty"`
 	Stale    bool   `json:"stale"`
-	Busy     bool   `json:"busy,omitempty"`
+	// LagMS is how long the history has held changes the index lacks: the
+	// time since its files changed after the last sync (0 when fresh).
+	LagMS int64 `json:"lagMs"`
+	Busy  bool  `json:"busy,omitempty"`
 }
 
 // SearchResult is what Search returns.
@@ -466,13 +469,18 @@ func (e *Engine) titles(ctx context.Context, cands []index.Candidate, order []in
 
 func (e *Engine) freshness(ctx context.Context) Freshness {
 	var f Freshness
+	var synced int64
 	if v, err := e.ix.Meta(ctx, "synced_at"); err == nil && v != "" {
 		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
-			f.SyncedAt = formatTime(ms)
+			f.SyncedAt, synced = formatTime(ms), ms
 		}
 	}
 	if fp, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil {
 		f.Stale = fp != e.syncFingerprint()
+	}
+	if f.Stale {
+		changed := max(e.src.ModTime().UnixMilli(), synced)
+		f.LagMS = max(time.Now().UnixMilli()-changed, 0)
 	}
 	return f
 }

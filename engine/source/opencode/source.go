@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/recallhq/recall/engine/model"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -267,6 +268,27 @@ func (s *Source) Fingerprint() string {
 		}
 	}
 	return b.String()
+}
+
+// ModTime is when the history's files last changed (the newest of the
+// database, its WAL and the JSON tree's folders).
+func (s *Source) ModTime() time.Time {
+	var newest time.Time
+	check := func(p string) {
+		if st, err := os.Stat(p); err == nil && st.ModTime().After(newest) {
+			newest = st.ModTime()
+		}
+	}
+	if s.dbPath != "" {
+		check(s.dbPath)
+		check(s.dbPath + "-wal")
+	}
+	if s.storageDir != "" {
+		for _, sub := range []string{"session", "message", "part"} {
+			check(filepath.Join(s.storageDir, sub))
+		}
+	}
+	return newest
 }
 
 // warn records a skipped or partly decoded row; reading always continues.
