@@ -83,6 +83,7 @@ func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 	if err != nil {
 		return p, err
 	}
+	e.showMessages(msgs) // a hover is an output: secrets redacted like read's
 	if len(msgs) == 1 {
 		p.Message = &msgs[0]
 		p.Time = formatTime(msgs[0].Created)

@@ -77,7 +77,11 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 // runCommand decodes params strictly, runs the command through the table
 // and returns its result encoded exactly as the CLI's --json does.
 func (s *Server) runCommand(ctx context.Context, name string, raw json.RawMessage, token json.RawMessage) (any, error) {
-	eng, err := s.engine()
+	engineFor := s.historyEngine
+	if name == reindex || name == "sync" {
+		engineFor = func(context.Context) (*engine.Engine, error) { return s.engine() } // a sync waits for the other syncs anyway
+	}
+	eng, err := engineFor(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +111,7 @@ func (s *Server) runCommand(ctx context.Context, name string, raw json.RawMessag
 // runTyped runs a command for the server's own features (symbols, lenses,
 // transcripts) and returns the typed result.
 func (s *Server) runTyped(ctx context.Context, name string, params any) (any, error) {
-	eng, err := s.engine()
+	eng, err := s.historyEngine(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +132,17 @@ func (s *Server) runTyped(ctx context.Context, name string, params any) (any, er
 // wait); without it they sync first, like the CLI, reporting progress.
 func (s *Server) execute(ctx context.Context, eng *engine.Engine, c *commands.Command, p commands.Params, token json.RawMessage) (any, error) {
 	env := &commands.Env{Engine: eng, Notify: func(msg string) { s.notify(ctx, protocol.MessageTypeInfo, msg) }}
+	h, err := s.currentHost()
+	if err != nil {
+		return nil, err
+	}
 	writes := c.Name == "sync" || (c.Sync && !s.options().watching)
 	if writes {
 		prog := s.newProgress(ctx, "Recall: indexing", token)
 		defer prog.end("")
 		env.Progress = prog.report
-		s.syncMu.Lock()
-		defer s.syncMu.Unlock()
+		h.syncMu.Lock()
+		defer h.syncMu.Unlock()
 	}
 	if hook := s.testHook.Load(); hook != nil {
 		(*hook)(ctx)
@@ -149,7 +157,7 @@ func (s *Server) execute(ctx context.Context, eng *engine.Engine, c *commands.Co
 		}
 	}
 	if c.Name == "sync" {
-		s.afterSync(ctx, res.(engine.SyncResult))
+		h.synced(res.(engine.SyncResult)) // every connection on this engine hears of it
 	}
 	return res, nil
 }

@@ -103,7 +103,7 @@ func (s *Server) hover(ctx context.Context, raw jsonrpc2.RawMessage) (any, error
 	if !ok || engine.IDKind(word) == "" {
 		return nil, nil
 	}
-	eng, err := s.engine()
+	eng, err := s.historyEngine(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ type testClient struct {
 	mu       sync.Mutex
 	logs     []string
 	progress []string // "token kind"
+	titles   []string // titles of begun progress
 	created  []string
 	custom   map[string][]json.RawMessage
 	notified chan string
@@ -49,10 +50,14 @@ func (c *testClient) WorkDoneProgressCreate(_ context.Context, p *protocol.WorkD
 
 func (c *testClient) Progress(_ context.Context, p *protocol.ProgressParams) error {
 	var v struct {
-		Kind string `json:"kind"`
+		Kind  string `json:"kind"`
+		Title string `json:"title"`
 	}
 	_ = json.Unmarshal(p.Value, &v)
 	c.mu.Lock()
+	if v.Kind == "begin" {
+		c.titles = append(c.titles, v.Title)
+	}
 	c.progress = append(c.progress, tokenString(p.Token)+" "+v.Kind)
 	c.mu.Unlock()
 	return nil
@@ -81,6 +86,11 @@ type sessionOptions struct {
 	initOptions map[string]any
 	noProgress  bool // client without window.workDoneProgress
 	skipInit    bool
+	noWait      bool // initialize without waiting for the first sync
+	// config adjusts the server's Config (poll interval, hooks).
+	config func(*Config)
+	// dataDir prepares $XDG_DATA_HOME before the server starts.
+	dataDir func(dir string)
 }
 
 // startSession serves a fresh index over the fixture and connects a client.
@@ -99,14 +109,21 @@ func startSession(t testing.TB, o sessionOptions) *session {
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
-	srv := NewServer(Config{DB: o.db, Index: filepath.Join(dir, "index.db"), PollInterval: 50 * time.Millisecond,
+	if o.dataDir != nil {
+		o.dataDir(dir)
+	}
+	cfg := Config{DB: o.db, Index: filepath.Join(dir, "index.db"), PollInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Getenv: func(k string) string {
 			if k == "XDG_DATA_HOME" || k == "HOME" {
 				return dir
 			}
 			return ""
-		}})
+		}}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	srv := NewServer(cfg)
 	done := make(chan bool, 1)
 	go func() { done <- srv.Run(context.Background(), srvConn) }()
 	tc := &testClient{custom: map[string][]json.RawMessage{}, notified: make(chan string, 100)}
@@ -153,7 +170,7 @@ func (s *session) initialize(o sessionOptions) json.RawMessage {
 		s.t.Fatalf("initialize: %v", err)
 	}
 	s.notify("initialized", map[string]any{})
-	if w, ok := o.initOptions["watch"]; !ok || w == true {
+	if w, ok := o.initOptions["watch"]; (!ok || w == true) && !o.noWait {
 		s.waitFor(methodIndexUpdated)
 	}
 	return res

@@ -213,7 +213,7 @@ func scrub(key string, v any) any {
 		return scrubText(v)
 	case float64:
 		switch key {
-		case "tookMs", "indexBytes", "schemaVersion", "score":
+		case "tookMs", "indexBytes", "schemaVersion", "score", "lagMs":
 			return 0
 		}
 	}

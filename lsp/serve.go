@@ -35,7 +35,7 @@ func Serve(ctx context.Context, g commands.Globals, args []string, stdin io.Read
 		logOut = f
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s := NewServer(Config{DB: g.DB, Index: g.Index, Logger: logger})
+	s := NewServer(Config{DB: g.DB, Index: g.Index, NoRedact: g.NoRedact, Logger: logger})
 	clean := s.Run(ctx, stdio{stdin, stdout})
 	if !clean {
 		return commands.ExitFailure

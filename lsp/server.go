@@ -30,6 +30,21 @@ type Config struct {
 	// PollInterval is how often the watcher looks at the history's files;
 	// 0 = DefaultPollInterval.
 	PollInterval time.Duration
+	// MaxLag bounds the index's lag behind a history that keeps changing;
+	// 0 = DefaultMaxLag.
+	MaxLag time.Duration
+	// NoRedact is the default of initializationOptions.noRedact (the
+	// --no-redact flag).
+	NoRedact bool
+	// pinned, set by the daemon, are the history and index the forwarder
+	// resolved for this connection (initializationOptions.db/index were
+	// resolved there, relative to the client's working directory).
+	pinned *resolved
+	// hosts are the open engines this server shares (the daemon's); nil =
+	// its own.
+	hosts *hosts
+	// beforeSync runs before each background sync (tests).
+	beforeSync func(context.Context)
 }
 
 // DefaultPollInterval: a stat of two files per second costs nothing and
@@ -46,7 +61,11 @@ type InitOptions struct {
 	Index          string `json:"index,omitempty"`
 	ExcludeSession string `json:"excludeSession,omitempty"`
 	Watch          *bool  `json:"watch,omitempty"`
+	NoRedact       *bool  `json:"noRedact,omitempty"`
 }
+
+// initOptionNames lists the fields of InitOptions for error messages.
+const initOptionNames = "db, index, excludeSession, watch, noRedact"
 
 type lifecycle int
 
@@ -66,17 +85,15 @@ type Server struct {
 
 	mu          sync.Mutex
 	state       lifecycle
-	eng         *engine.Engine
+	host        *host
 	opts        InitOptions
 	watching    bool
 	progressCap bool // client accepts window/workDoneProgress/create
 	lensRefresh bool // client accepts workspace/codeLens/refresh
 	docs        map[uri.URI]string
 	inflight    map[jsonrpc2.ID]context.CancelFunc
-	stopWatch   context.CancelFunc
-	watchDone   chan struct{}
-	exited      chan bool // true: clean exit after shutdown
-	syncMu      sync.Mutex
+	exited      chan bool   // true: clean exit after shutdown
+	outbox      chan func() // notifications from background work, in order
 	// testHook, when set, runs before each command (tests: a slow or
 	// panicking command).
 	testHook atomic.Pointer[func(context.Context)]
@@ -90,8 +107,15 @@ func NewServer(cfg Config) *Server {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.MaxLag <= 0 {
+		cfg.MaxLag = DefaultMaxLag
+	}
+	if cfg.hosts == nil {
+		cfg.hosts = newHosts()
+	}
 	return &Server{cfg: cfg, log: cfg.Logger, docs: map[uri.URI]string{},
-		inflight: map[jsonrpc2.ID]context.CancelFunc{}, exited: make(chan bool, 1)}
+		inflight: map[jsonrpc2.ID]context.CancelFunc{}, exited: make(chan bool, 1),
+		outbox: make(chan func(), outboxSize)}
 }
 
 // Run serves rwc until the client sends exit or the transport ends; it
@@ -102,6 +126,7 @@ func (s *Server) Run(ctx context.Context, rwc io.ReadWriteCloser) bool {
 	s.base = ctx
 	s.conn = jsonrpc2.NewConn(newStream(rwc, MaxMessageBytes), jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(s.conn)
+	go s.deliver(ctx)
 	s.conn.Go(ctx, s.handle)
 	clean := false
 	select {
@@ -122,24 +147,37 @@ func (s *Server) Run(ctx context.Context, rwc io.ReadWriteCloser) bool {
 	return clean
 }
 
-// stop ends background work and closes the engine (idempotent).
+// stop leaves the engine: the last connection on it stops its background
+// work and closes it (idempotent).
 func (s *Server) stop() {
 	s.mu.Lock()
-	stopWatch, done, eng := s.stopWatch, s.watchDone, s.eng
-	s.stopWatch, s.eng = nil, nil
+	h := s.host
+	s.host = nil
 	s.mu.Unlock()
-	if stopWatch != nil {
-		stopWatch()
-		select {
-		case <-done:
-		case <-time.After(stopWait):
-			s.log.Warn("the watcher did not stop in time")
-		}
+	if h != nil {
+		h.release(s)
 	}
-	if eng != nil {
-		s.syncMu.Lock() // a request's sync may still be writing
-		eng.Close()
-		s.syncMu.Unlock()
+}
+
+// post queues a notification from background work; deliver sends them in
+// order. A client that stopped reading loses them rather than stalling the
+// work (or, in the daemon, the other clients).
+func (s *Server) post(f func()) {
+	select {
+	case s.outbox <- f:
+	default:
+		s.log.Warn("client is not reading; dropped a notification")
+	}
+}
+
+func (s *Server) deliver(ctx context.Context) {
+	for {
+		select {
+		case f := <-s.outbox:
+			f()
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -272,6 +310,8 @@ func (s *Server) notification(ctx context.Context, method string, raw jsonrpc2.R
 	}
 	var err error
 	switch method {
+	case protocol.MethodInitialized:
+		s.initialized()
 	case protocol.MethodCancelRequest:
 		err = s.cancelRequest(raw)
 	case protocol.MethodTextDocumentDidOpen:
@@ -336,45 +376,55 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 		dec := json.NewDecoder(bytesReader(p.InitializationOptions))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&opts); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: db, index, excludeSession, watch", err)
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: %s", err, initOptionNames)
 		}
 	}
-	dbPath, ixPath := firstNonEmpty(opts.DB, s.cfg.DB), firstNonEmpty(opts.Index, s.cfg.Index)
-	if dbPath != "" {
-		dbPath, _ = filepath.Abs(dbPath)
+	key := hostKey{source: firstNonEmpty(opts.DB, s.cfg.DB), index: firstNonEmpty(opts.Index, s.cfg.Index), noRedact: s.cfg.NoRedact}
+	if key.source != "" {
+		key.source, _ = filepath.Abs(key.source)
 	}
-	eng, err := engine.Open(ctx, engine.Options{DBPath: dbPath, IndexPath: ixPath, Logger: s.log, Getenv: s.cfg.Getenv})
+	if s.cfg.pinned != nil {
+		key.source, key.index = s.cfg.pinned.Source, s.cfg.pinned.Index
+	}
+	if opts.NoRedact != nil {
+		key.noRedact = *opts.NoRedact
+	}
+	h, err := s.cfg.hosts.acquire(ctx, key, hostConfig{log: s.log, getenv: s.cfg.Getenv,
+		poll: s.cfg.PollInterval, maxLag: s.cfg.MaxLag, beforeSync: s.cfg.beforeSync}, s)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall cannot open the history: %v (set initializationOptions.db to an opencode.db)", err)
 	}
+	eng := h.eng
 	caps := p.Capabilities
 	s.mu.Lock()
-	s.eng, s.opts, s.state = eng, opts, stateRunning
+	s.host, s.opts, s.state = h, opts, stateRunning
 	s.watching = opts.Watch == nil || *opts.Watch
 	s.progressCap = caps.Window != nil && caps.Window.WorkDoneProgress != nil && *caps.Window.WorkDoneProgress
 	s.lensRefresh = caps.Workspace != nil && caps.Workspace.CodeLens != nil && caps.Workspace.CodeLens.RefreshSupport != nil && *caps.Workspace.CodeLens.RefreshSupport
 	s.mu.Unlock()
-	s.log.Info("initialized", "source", eng.SourcePath(), "index", eng.IndexPath(), "watch", s.watching)
-	go s.afterInitialize(s.base, eng.Notices())
+	s.log.Info("initialize", "source", eng.SourcePath(), "index", eng.IndexPath(), "watch", s.watching, "noRedact", key.noRedact)
 	return &protocol.InitializeResult{Capabilities: capabilities(), ServerInfo: protocol.ServerInfo{
 		Name: "recall", Version: protocol.NewOptional(commands.Version)}}, nil
 }
 
-// afterInitialize sends the engine's notices and starts the watcher. It
-// runs after the initialize response is on its way (a server must not send
-// requests before answering initialize).
-func (s *Server) afterInitialize(ctx context.Context, notices []string) {
-	for _, n := range notices {
-		s.notify(ctx, protocol.MessageTypeInfo, n)
-	}
+// initialized sends the engine's notices and starts the watcher, whose
+// first sync may create work-done progress: a client accepts requests
+// from the server only once it sent initialized (VS Code logs "Unhandled
+// method" for a create that comes earlier). It runs inline, in wire order,
+// so a request behind it finds the watcher started.
+func (s *Server) initialized() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.watching || s.state != stateRunning {
+	h, watching, state := s.host, s.watching, s.state
+	s.mu.Unlock()
+	if h == nil || state != stateRunning {
 		return
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	s.stopWatch, s.watchDone = cancel, make(chan struct{})
-	go s.watch(wctx, s.eng, s.watchDone)
+	for _, n := range h.eng.Notices() {
+		s.post(func() { s.notify(s.base, protocol.MessageTypeInfo, n) })
+	}
+	if watching {
+		h.startWatch()
+	}
 }
 
 func capabilities() protocol.ServerCapabilities {
@@ -390,14 +440,39 @@ func capabilities() protocol.ServerCapabilities {
 	}
 }
 
-// engineFor returns the open engine, or an error once the server stopped.
+// engine returns the open engine, or an error once the server stopped.
 func (s *Server) engine() (*engine.Engine, error) {
+	h, err := s.currentHost()
+	if err != nil {
+		return nil, err
+	}
+	return h.eng, nil
+}
+
+func (s *Server) currentHost() (*host, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.eng == nil {
+	if s.host == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shut down")
 	}
-	return s.eng, nil
+	return s.host, nil
+}
+
+// historyEngine is the engine for a request that reads the history: with
+// the watcher on it first waits for the first background sync (bounded,
+// cancellable), so the first answers never come silently from an empty
+// index; later requests never wait.
+func (s *Server) historyEngine(ctx context.Context) (*engine.Engine, error) {
+	h, err := s.currentHost()
+	if err != nil {
+		return nil, err
+	}
+	if s.options().watching {
+		if err := h.waitReady(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return h.eng, nil
 }
 
 // notify sends a window/logMessage (and logs it).

@@ -16,7 +16,9 @@ const Scheme = "recall"
 var errBadURI = errors.New("bad recall: URI")
 
 // Transcript is what a recall: URI names:
-// recall:/session/<id>[?around=<msg>][&mode=…][&limit=N][&format=markdown|chatml].
+// recall:/session/<id>[/<display>][?around=<msg>][&mode=…][&limit=N][&format=markdown|chatml].
+// The optional display segment (say a slug of the title and ".md") is for
+// the editor's tab and language mode; the server ignores it.
 type Transcript struct {
 	SessionID string
 	Around    string // message id
@@ -49,8 +51,9 @@ func ParseTranscript(s string) (Transcript, error) {
 		return Transcript{}, bad("the scheme is not %s", Scheme)
 	}
 	id, ok := strings.CutPrefix(u.Path(), "/session/")
-	if !ok || !strings.HasPrefix(id, "ses_") || strings.Contains(id, "/") {
-		return Transcript{}, bad("the path is not /session/<ses_id>")
+	id, display, titled := strings.Cut(id, "/")
+	if !ok || !strings.HasPrefix(id, "ses_") || (titled && strings.TrimSpace(display) == "") {
+		return Transcript{}, bad("the path is not /session/<ses_id> or /session/<ses_id>/<title>.md")
 	}
 	q, err := url.ParseQuery(u.Query())
 	if err != nil {

@@ -13,53 +13,6 @@ import (
 	"github.com/recallhq/recall/engine"
 )
 
-// watch keeps the index fresh: a first sync at start, then a stat poll of
-// the history's files; a change syncs once the files have stopped changing
-// for one interval (OpenCode writes a turn in bursts).
-func (s *Server) watch(ctx context.Context, eng *engine.Engine, done chan struct{}) {
-	defer close(done)
-	s.backgroundSync(ctx, eng)
-	last := eng.SourceFingerprint()
-	dirty := false
-	t := time.NewTicker(s.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		fp := eng.SourceFingerprint()
-		switch {
-		case fp != last:
-			last, dirty = fp, true
-		case dirty:
-			dirty = false
-			s.backgroundSync(ctx, eng)
-		}
-	}
-}
-
-func (s *Server) backgroundSync(ctx context.Context, eng *engine.Engine) {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	if ctx.Err() != nil {
-		return
-	}
-	prog := s.newProgress(ctx, "Recall: indexing", nil)
-	res, err := eng.Sync(ctx, engine.SyncOptions{Progress: func(p engine.SyncProgress) { prog.report(p.Done, p.Total) }})
-	prog.end("")
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("background sync", "err", err)
-			s.notify(ctx, protocol.MessageTypeWarning, fmt.Sprintf("updating the index failed: %v", err))
-		}
-		return
-	}
-	s.log.Info("background sync", "idle", res.Idle, "added", res.Added, "updated", res.Updated, "deleted", res.Deleted, "ms", res.TookMS)
-	s.afterSync(ctx, res)
-}
-
 // afterSync tells the client that the index changed: a notice for skipped
 // rows, recall/indexUpdated, and a code lens refresh.
 func (s *Server) afterSync(ctx context.Context, res engine.SyncResult) {
@@ -90,6 +43,7 @@ type progress struct {
 	ctx     context.Context // for notifications: an end is sent even after cancellation
 	cancel  context.Context // for the create request: never wait on a client past shutdown
 	title   string
+	unit    string // what report counts: sessions, documents
 	token   protocol.ProgressToken
 	mu      sync.Mutex
 	begun   bool
@@ -106,7 +60,7 @@ const createWait = 5 * time.Second
 // newProgress prepares progress under the client's token (a workDoneToken
 // it sent) or, when the client supports it, a token the server creates.
 func (s *Server) newProgress(ctx context.Context, title string, clientToken json.RawMessage) *progress {
-	p := &progress{s: s, ctx: context.WithoutCancel(ctx), cancel: ctx, title: title, lastPct: -1}
+	p := &progress{s: s, ctx: context.WithoutCancel(ctx), cancel: ctx, title: title, unit: "sessions", lastPct: -1}
 	var n int32
 	var str string
 	switch {
@@ -142,7 +96,7 @@ func (p *progress) report(done, total int) {
 			p.ok = true
 		}
 		p.send(&protocol.WorkDoneProgressBegin{Kind: "begin", Title: p.title, Percentage: ptr(uint32(0)),
-			Message: ptr(fmt.Sprintf("0/%d sessions", total))})
+			Message: ptr(fmt.Sprintf("0/%d %s", total, p.unit))})
 	}
 	if !p.ok || total == 0 {
 		return
@@ -152,7 +106,7 @@ func (p *progress) report(done, total int) {
 		return // one report per percent at most
 	}
 	p.lastPct = pct
-	p.send(&protocol.WorkDoneProgressReport{Kind: "report", Percentage: ptr(uint32(pct)), Message: ptr(fmt.Sprintf("%d/%d sessions", done, total))})
+	p.send(&protocol.WorkDoneProgressReport{Kind: "report", Percentage: ptr(uint32(pct)), Message: ptr(fmt.Sprintf("%d/%d %s", done, total, p.unit))})
 }
 
 func (p *progress) end(msg string) {
