@@ -243,7 +243,9 @@ func (h *host) backgroundSync(ctx context.Context, lockWait time.Duration) {
 		if ctx.Err() == nil {
 			h.log.Warn("background sync", "err", err)
 			for _, s := range h.subscribers() {
-				s.post(func() { s.notify(s.base, protocol.MessageTypeWarning, fmt.Sprintf("updating the index failed: %v", err)) })
+				s.post(func() {
+					s.notify(s.base, protocol.MessageTypeWarning, fmt.Sprintf("updating the index failed: %v", err))
+				})
 			}
 		}
 		return
