@@ -49,11 +49,13 @@ func load(dir string) (*model, error) {
 		}
 		return nil, fmt.Errorf("load model %s: no %s; install the folder with `recall models import %s`", dir, fileSpago, dir)
 	}
-	cb, err := nn.LoadFromFile[*bert.ModelForSequenceEncoding](filepath.Join(dir, fileSpago))
-	if err != nil {
-		return nil, fmt.Errorf("load model %s: read %s (re-import or re-pull the model): %w", dir, fileSpago, err)
-	}
-	w, err := extractWeights(cb.Bert)
+	w, err := weightsFor(dir, func() (*bertWeights, error) {
+		cb, err := nn.LoadFromFile[*bert.ModelForSequenceEncoding](filepath.Join(dir, fileSpago))
+		if err != nil {
+			return nil, fmt.Errorf("read %s (re-import or re-pull the model): %w", fileSpago, err)
+		}
+		return extractWeights(cb.Bert)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}

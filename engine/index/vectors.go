@@ -31,10 +31,6 @@ const (
 	metaVectorGen   = "vector_gen"
 )
 
-// scanMmapSize restores the connection's mmap window after a vector scan
-// (the same value Open sets).
-const scanMmapSize = 268435456
-
 // VectorModel is the model key the stored vectors were made with ("" when
 // none are stored yet).
 func (ix *Index) VectorModel(ctx context.Context) (string, error) {
@@ -287,10 +283,6 @@ func (ix *Index) ScanVectors(ctx context.Context, model string, rids []int64, fn
 		return fmt.Errorf("read vectors: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size=0`); err != nil {
-		return fmt.Errorf("read vectors: %w", err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA mmap_size=%d`, scanMmapSize))
 	const q = `SELECT v.doc_rid, v.hash, d.session_id, d.root_id, d.kind, d.role, d.tool, d.time, d.directory, e.vec
 		FROM doc_vectors v JOIN docs d ON d.rid = v.doc_rid JOIN embeddings e ON e.hash = v.hash WHERE e.model = ?`
 	scan := func(query string, args ...any) error {
@@ -300,10 +292,14 @@ func (ix *Index) ScanVectors(ctx context.Context, model string, rids []int64, fn
 		}
 		defer rows.Close()
 		var r VectorRow
+		// RawBytes: the vector is read in place, not copied once more per
+		// row (a load of 100k vectors made 150 MB of such copies).
+		var vec sql.RawBytes
 		for rows.Next() {
-			if err := rows.Scan(&r.DocRID, &r.Hash, &r.SessionID, &r.RootID, &r.Kind, &r.Role, &r.Tool, &r.Time, &r.Directory, &r.Vec); err != nil {
+			if err := rows.Scan(&r.DocRID, &r.Hash, &r.SessionID, &r.RootID, &r.Kind, &r.Role, &r.Tool, &r.Time, &r.Directory, &vec); err != nil {
 				return err
 			}
+			r.Vec = vec
 			if err := fn(&r); err != nil {
 				return err
 			}

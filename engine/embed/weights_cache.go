@@ -1,0 +1,227 @@
+package embed
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"unsafe"
+)
+
+// The packed weights cache (recall_weights.bin beside spago_model.bin) holds
+// bertWeights exactly as the forward pass uses them, extracted once from
+// cybertron's loaded model. Later loads read it straight into one float32
+// array instead of decoding the checkpoint through cybertron again: the
+// decode builds a second full copy of the weights and much garbage (peak RSS
+// ~290 MB for MiniLM against ~100 MB), and takes most of a cold CLI search.
+// The cache names the checkpoint it came from (size and modification time)
+// and carries a CRC of its data; anything that does not match is ignored
+// and rebuilt from spago_model.bin.
+const (
+	fileWeightsCache = "recall_weights.bin"
+	cacheMagic       = 0x31574c4352 // "RCLW1"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// cacheHeader lists the ints of a bertWeights in a fixed order; the float
+// data follows in the order of weightSlices.
+func cacheHeader(w *bertWeights, srcSize, srcMtime int64) []int64 {
+	b2i := func(b bool) int64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	h := []int64{cacheMagic, srcSize, srcMtime, int64(w.hidden), int64(w.heads), int64(w.layers), int64(w.intermediate),
+		int64(w.maxPositions), b2i(w.geluTanh), int64(math.Float32bits(w.embNorm.eps))}
+	for _, l := range w.layer {
+		for _, m := range []packedMatrix{l.qkv, l.attnOut, l.ff1, l.ff2} {
+			h = append(h, int64(m.in), int64(m.out), int64(m.panels))
+		}
+		h = append(h, int64(math.Float32bits(l.norm1.eps)), int64(math.Float32bits(l.norm2.eps)))
+	}
+	for _, s := range weightSlices(w) {
+		h = append(h, int64(len(*s)))
+	}
+	return h
+}
+
+// weightSlices points at every float slice of w in cache order.
+func weightSlices(w *bertWeights) []*[]float32 {
+	out := []*[]float32{&w.word, &w.pos, &w.tokenType0, &w.embNorm.g, &w.embNorm.b}
+	for i := range w.layer {
+		l := &w.layer[i]
+		for _, m := range []*packedMatrix{&l.qkv, &l.attnOut, &l.ff1, &l.ff2} {
+			out = append(out, &m.data, &m.bias)
+		}
+		out = append(out, &l.norm1.g, &l.norm1.b, &l.norm2.g, &l.norm2.b)
+	}
+	return out
+}
+
+func sourceStamp(dir string) (int64, int64, error) {
+	st, err := os.Stat(filepath.Join(dir, fileSpago))
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.Size(), st.ModTime().UnixNano(), nil
+}
+
+func floatBytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), len(f)*4)
+}
+
+// writeWeightsCache stores w beside the checkpoint (best effort: a model
+// folder may be read-only). It writes a temporary file and renames it.
+func writeWeightsCache(dir string, w *bertWeights) error {
+	size, mtime, err := sourceStamp(dir)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".weights-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	hdr := cacheHeader(w, size, mtime)
+	crc := crc32.New(castagnoli)
+	for _, s := range weightSlices(w) {
+		crc.Write(floatBytes(*s))
+	}
+	if err := binary.Write(bw, binary.LittleEndian, int64(len(hdr))); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := binary.Write(bw, binary.LittleEndian, hdr); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := binary.Write(bw, binary.LittleEndian, crc.Sum32()); err != nil {
+		tmp.Close()
+		return err
+	}
+	for _, s := range weightSlices(w) {
+		if _, err := bw.Write(floatBytes(*s)); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, fileWeightsCache))
+}
+
+var errStaleCache = errors.New("weights cache does not match the checkpoint")
+
+// readWeightsCache loads the cache into one float32 array. It returns
+// errStaleCache (or another error) when the cache cannot be used.
+func readWeightsCache(dir string) (*bertWeights, error) {
+	if !littleEndian() {
+		return nil, errStaleCache
+	}
+	size, mtime, err := sourceStamp(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, fileWeightsCache))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var n int64
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil || n < 10 || n > 1<<16 {
+		return nil, errStaleCache
+	}
+	hdr := make([]int64, n)
+	if err := binary.Read(r, binary.LittleEndian, hdr); err != nil {
+		return nil, errStaleCache
+	}
+	var sum uint32
+	if err := binary.Read(r, binary.LittleEndian, &sum); err != nil {
+		return nil, errStaleCache
+	}
+	if hdr[0] != cacheMagic || hdr[1] != size || hdr[2] != mtime {
+		return nil, errStaleCache
+	}
+	w := &bertWeights{hidden: int(hdr[3]), heads: int(hdr[4]), layers: int(hdr[5]), intermediate: int(hdr[6]),
+		maxPositions: int(hdr[7]), geluTanh: hdr[8] == 1}
+	w.embNorm.eps = math.Float32frombits(uint32(hdr[9]))
+	pos := 10
+	if w.layers < 0 || w.layers > 1024 || pos+w.layers*14 > len(hdr) {
+		return nil, errStaleCache
+	}
+	w.layer = make([]layerWeights, w.layers)
+	for i := range w.layer {
+		l := &w.layer[i]
+		for _, m := range []*packedMatrix{&l.qkv, &l.attnOut, &l.ff1, &l.ff2} {
+			m.in, m.out, m.panels = int(hdr[pos]), int(hdr[pos+1]), int(hdr[pos+2])
+			pos += 3
+		}
+		l.norm1.eps, l.norm2.eps = math.Float32frombits(uint32(hdr[pos])), math.Float32frombits(uint32(hdr[pos+1]))
+		pos += 2
+	}
+	slices := weightSlices(w)
+	if len(hdr)-pos != len(slices) {
+		return nil, errStaleCache
+	}
+	total := int64(0)
+	for i := range slices {
+		if hdr[pos+i] < 0 {
+			return nil, errStaleCache
+		}
+		total += hdr[pos+i]
+	}
+	if st, err := f.Stat(); err != nil || total*4 > st.Size() {
+		return nil, errStaleCache
+	}
+	all := make([]float32, total)
+	if _, err := io.ReadFull(r, floatBytes(all)); err != nil {
+		return nil, errStaleCache
+	}
+	if crc32.Checksum(floatBytes(all), castagnoli) != sum {
+		return nil, errStaleCache
+	}
+	off := int64(0)
+	for i, s := range slices {
+		n := hdr[pos+i]
+		*s = all[off : off+n : off+n]
+		off += n
+	}
+	return w, nil
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// weightsFor returns the packed weights of the model in dir: from the cache
+// when it matches, else decoded through cybertron (and cached for next time).
+func weightsFor(dir string, decode func() (*bertWeights, error)) (*bertWeights, error) {
+	if w, err := readWeightsCache(dir); err == nil {
+		return w, nil
+	}
+	w, err := decode()
+	if err != nil {
+		return nil, err
+	}
+	// Best effort: a read-only model folder only costs the slower load
+	// next time.
+	_ = writeWeightsCache(dir, w)
+	return w, nil
+}

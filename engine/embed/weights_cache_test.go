@@ -1,0 +1,71 @@
+package embed
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/recallhq/recall/engine/embed/bertgen"
+)
+
+// The packed-weights cache gives the same vectors as decoding through
+// cybertron, and a cache that does not match its checkpoint (edited,
+// corrupt, or from another checkpoint) is ignored and rebuilt.
+func TestWeightsCache(t *testing.T) {
+	_, dir := writeModel(t, bertgen.Tiny(21), bertgen.Safetensors)
+	if err := convert(dir); err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"the quick test ran", "re-ran the café migration"}
+	embed := func() [][]float32 {
+		t.Helper()
+		m, err := load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := m.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first := embed() // decodes through cybertron and writes the cache
+	cache := filepath.Join(dir, fileWeightsCache)
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("no cache written: %v", err)
+	}
+	if _, err := readWeightsCache(dir); err != nil {
+		t.Fatalf("cache unreadable: %v", err)
+	}
+	same := func(a, b [][]float32) bool {
+		for i := range a {
+			for j := range a[i] {
+				if a[i][j] != b[i][j] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !same(first, embed()) {
+		t.Fatal("cached weights give other vectors")
+	}
+	// Corrupt one float: the CRC rejects the cache and the load rebuilds it.
+	b, _ := os.ReadFile(cache)
+	b[len(b)-3] ^= 0x40
+	os.WriteFile(cache, b, 0o644)
+	if _, err := readWeightsCache(dir); err == nil {
+		t.Fatal("corrupt cache accepted")
+	}
+	if !same(first, embed()) {
+		t.Fatal("rebuilt cache gives other vectors")
+	}
+	// A newer checkpoint makes the cache stale.
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, fileSpago), later, later)
+	if _, err := readWeightsCache(dir); err == nil {
+		t.Fatal("cache of an older checkpoint accepted")
+	}
+}
