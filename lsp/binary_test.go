@@ -1,3 +1,5 @@
+//go:build unix
+
 package lsp
 
 import (
@@ -10,27 +12,123 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestBinaryOverStdio builds recall and speaks LSP to `recall lsp` over its
-// stdin/stdout exactly as an editor does: Content-Length frames,
-// initialize, a search, shutdown, exit. stdout must carry nothing but
-// frames.
-func TestBinaryOverStdio(t *testing.T) {
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+// recallBinary builds recall once per test run.
+func recallBinary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "recall")
-	build := exec.Command("go", "build", "-o", bin, "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "recall-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "recall")
+		if out, err := exec.Command("go", "build", "-o", builtBin, "..").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
+	return builtBin
+}
+
+// TestBinaryOverStdio builds recall and speaks LSP to `recall lsp` over its
+// stdin/stdout exactly as an editor does: Content-Length frames,
+// initialize, a search, shutdown, exit. stdout must carry nothing but
+// frames. It runs in-process (--no-daemon) and through the shared daemon:
+// a second client reaches the same daemon, a killed daemon's stale socket
+// is replaced, and an idle daemon exits.
+func TestBinaryOverStdio(t *testing.T) {
+	bin := recallBinary(t)
 	db, _ := filepath.Abs(fixtureDB)
-	cmd := exec.Command(bin, "lsp", "--stdio", "--db", db, "--index", filepath.Join(dir, "index.db"))
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir)
+	t.Run("in-process", func(t *testing.T) {
+		dir := t.TempDir()
+		env := append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+		binaryClient(t, bin, env, "--no-daemon", "--db", db, "--index", filepath.Join(dir, "index.db"))
+		if socks, _ := filepath.Glob(filepath.Join(dir, "recall", "*.sock")); len(socks) != 0 {
+			t.Errorf("--no-daemon made a socket: %v", socks)
+		}
+	})
+	t.Run("daemon", func(t *testing.T) {
+		dir := t.TempDir()
+		rt, err := os.MkdirTemp("", "rcl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(rt)
+		env := append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_RUNTIME_DIR="+rt, "RECALL_NO_DAEMON=", "RECALL_DAEMON_IDLE=1s")
+		args := []string{"--db", db, "--index", filepath.Join(dir, "index.db")}
+		binaryClient(t, bin, env, args...)
+		pid := daemonPID(t, rt)
+		binaryClient(t, bin, env, args...) // the same daemon serves the next client
+		if again := daemonPID(t, rt); again != pid {
+			t.Errorf("second client: daemon %d, want the first one (%d)", again, pid)
+		}
+		// A killed daemon leaves its socket; the next client replaces it.
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the daemon to die")
+		binaryClient(t, bin, env, args...)
+		fresh := daemonPID(t, rt)
+		if fresh == pid {
+			t.Error("no new daemon after the old one was killed")
+		}
+		// Idle for 1s: it exits and removes its socket.
+		waitUntil(t, func() bool { return syscall.Kill(fresh, 0) != nil }, "the idle daemon to exit")
+		if socks, _ := filepath.Glob(filepath.Join(rt, "recall", "*.sock")); len(socks) != 0 {
+			t.Errorf("the idle daemon left %v", socks)
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "recall", "lsp-daemon-*.log"))
+		if len(logs) != 1 {
+			t.Errorf("daemon log files: %v, want one in the data dir", logs)
+		}
+	})
+}
+
+// daemonPID reads the one daemon's pid from its lock file.
+func daemonPID(t *testing.T, runtime string) int {
+	t.Helper()
+	locks, _ := filepath.Glob(filepath.Join(runtime, "recall", "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("daemon lock files: %v", locks)
+	}
+	b, _ := os.ReadFile(locks[0])
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("lock file %s: %q", locks[0], b)
+	}
+	return pid
+}
+
+// binaryClient is one editor session against `recall lsp args...`.
+func binaryClient(t *testing.T, bin string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"lsp", "--stdio"}, args...)...)
+	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdoutPipe, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -94,7 +192,8 @@ func TestBinaryOverStdio(t *testing.T) {
 		t.Fatalf("initialize: %v", init)
 	}
 	send(map[string]any{"method": "initialized", "params": map[string]any{}})
-	await(0, methodIndexUpdated)
+	// No wait for recall/indexUpdated: a request waits for the first sync
+	// (and a client joining a running daemon hears of no sync at all).
 	send(map[string]any{"id": 2, "method": "recall/search", "params": map[string]any{"query": "which error code did the nightly worker hit", "limit": 3}})
 	res := await(2, "")
 	b, _ := json.Marshal(res["result"])

@@ -126,19 +126,7 @@ func startSession(t testing.TB, o sessionOptions) *session {
 	srv := NewServer(cfg)
 	done := make(chan bool, 1)
 	go func() { done <- srv.Run(context.Background(), srvConn) }()
-	tc := &testClient{custom: map[string][]json.RawMessage{}, notified: make(chan string, 100)}
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(cliConn), jsonrpc2.WithCodec(codec{}))
-	conn.Go(ctx, protocol.ClientHandler(tc, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		method := strings.Clone(req.Method()) // borrowed from the frame buffer
-		tc.mu.Lock()
-		tc.custom[method] = append(tc.custom[method], append(json.RawMessage(nil), req.Params()...))
-		tc.mu.Unlock()
-		select {
-		case tc.notified <- method:
-		default:
-		}
-		return jsonrpc2.MethodNotFoundHandler(ctx, req)
-	}))
+	tc, conn := connectClient(ctx, cliConn)
 	s := &session{t: t, ctx: ctx, conn: conn, client: tc, server: srv, index: filepath.Join(dir, "index.db"), done: done}
 	t.Cleanup(func() {
 		conn.Close()
@@ -153,6 +141,24 @@ func startSession(t testing.TB, o sessionOptions) *session {
 		s.initialize(o)
 	}
 	return s
+}
+
+// connectClient runs a test editor on one end of a transport.
+func connectClient(ctx context.Context, rwc io.ReadWriteCloser) (*testClient, jsonrpc2.Conn) {
+	tc := &testClient{custom: map[string][]json.RawMessage{}, notified: make(chan string, 100)}
+	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
+	conn.Go(ctx, protocol.ClientHandler(tc, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		method := strings.Clone(req.Method()) // borrowed from the frame buffer
+		tc.mu.Lock()
+		tc.custom[method] = append(tc.custom[method], append(json.RawMessage(nil), req.Params()...))
+		tc.mu.Unlock()
+		select {
+		case tc.notified <- method:
+		default:
+		}
+		return jsonrpc2.MethodNotFoundHandler(ctx, req)
+	}))
+	return tc, conn
 }
 
 func (s *session) initialize(o sessionOptions) json.RawMessage {

@@ -39,7 +39,7 @@ type Config struct {
 	// pinned, set by the daemon, are the history and index the forwarder
 	// resolved for this connection (initializationOptions.db/index were
 	// resolved there, relative to the client's working directory).
-	pinned *resolved
+	pinned *engine.Resolved
 	// hosts are the open engines this server shares (the daemon's); nil =
 	// its own.
 	hosts *hosts
@@ -383,8 +383,11 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	if key.source != "" {
 		key.source, _ = filepath.Abs(key.source)
 	}
-	if s.cfg.pinned != nil {
-		key.source, key.index = s.cfg.pinned.Source, s.cfg.pinned.Index
+	if p := s.cfg.pinned; p != nil {
+		key.source, key.index = p.Source, p.Index
+		if p.Demo {
+			key.source = "" // found again by discovery, so the engine says it is the demo
+		}
 	}
 	if opts.NoRedact != nil {
 		key.noRedact = *opts.NoRedact

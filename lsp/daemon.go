@@ -1,0 +1,292 @@
+package lsp
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/engine"
+)
+
+// The shared daemon: one `recall lsp --daemon` per history+index serves
+// every editor and the OpenCode plugin over a Unix socket, each connection
+// its own LSP session over one shared engine (one watcher, one embedder,
+// one index writer). `recall lsp` itself is a forwarder that copies bytes
+// between its stdio and the socket.
+
+// Daemon budgets.
+const (
+	// DefaultDaemonIdle is how long a daemon outlives its last client: an
+	// editor restart or the next OpenCode run finds the engine warm.
+	DefaultDaemonIdle = 5 * time.Minute
+	// spawnWait bounds the wait for a daemon just started to listen (it
+	// opens nothing before listening: a few ms; the rest is for a loaded
+	// machine). Past it the forwarder serves in-process.
+	spawnWait = 10 * time.Second
+	// helloWait bounds the socket handshake: a daemon that accepts but
+	// does not answer is hung, and the forwarder serves in-process.
+	helloWait = 5 * time.Second
+	// protocolVersion changes when the handshake does.
+	protocolVersion = 1
+)
+
+// daemonHello is the forwarder's first line on the socket: what the
+// client's initialize resolved to.
+type daemonHello struct {
+	Version  int             `json:"v"`
+	Recall   string          `json:"recall"`
+	Resolved engine.Resolved `json:"resolved"`
+	NoRedact bool            `json:"noRedact,omitempty"` // --no-redact of the forwarder
+}
+
+// daemonReply is the daemon's answer line; after it, LSP bytes both ways.
+type daemonReply struct {
+	OK    bool   `json:"ok"`
+	PID   int    `json:"pid,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// daemonKey names the daemon of a history+index (and a recall version: a
+// newer binary never talks to an older daemon).
+func daemonKey(r engine.Resolved) string {
+	sum := sha256.Sum256([]byte(r.Source + "\x00" + r.Index + "\x00" + commands.Version))
+	return hex.EncodeToString(sum[:8])
+}
+
+// runtimeDir is where sockets live: $XDG_RUNTIME_DIR/recall, else a
+// directory under the temp dir named by uid. It must be a directory the
+// user owns with mode 0700, so no other user can reach or replace a socket.
+func runtimeDir(getenv func(string) string) (string, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("recall-%d", os.Getuid()))
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		dir = filepath.Join(d, "recall")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("runtime dir: %w", err)
+	}
+	if err := checkPrivateDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// daemonPaths are a key's socket, lock and log file.
+func daemonPaths(getenv func(string) string, key string) (sock, lock, logFile string, err error) {
+	dir, err := runtimeDir(getenv)
+	if err != nil {
+		return "", "", "", err
+	}
+	return filepath.Join(dir, key+".sock"), filepath.Join(dir, key+".lock"),
+		filepath.Join(engine.DataDir(getenv), "lsp-daemon-"+key+".log"), nil
+}
+
+// DaemonConfig is how `recall lsp --daemon` runs.
+type DaemonConfig struct {
+	Socket string
+	// Idle is how long the daemon waits without a connection before it
+	// exits; 0 = DefaultDaemonIdle.
+	Idle   time.Duration
+	Logger *slog.Logger
+	// Server is the template of each connection's server config.
+	Server Config
+}
+
+// errDaemonRunning: another daemon holds the key's lock.
+var errDaemonRunning = errors.New("another recall daemon serves this socket")
+
+// RunDaemon serves LSP connections on the socket until it has had none
+// for Idle or ctx ends. A daemon already serving the socket makes it
+// return at once (nil): two forwarders may start one each.
+func RunDaemon(ctx context.Context, dc DaemonConfig) error {
+	if dc.Idle <= 0 {
+		dc.Idle = DefaultDaemonIdle
+	}
+	if dc.Logger == nil {
+		dc.Logger = slog.New(slog.DiscardHandler)
+	}
+	log := dc.Logger
+	unlock, err := lockDaemon(lockPathFor(dc.Socket))
+	if errors.Is(err, errDaemonRunning) {
+		log.Info("daemon already running", "socket", dc.Socket)
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer unlock()
+	// Holding the lock, any socket file is a dead daemon's.
+	_ = os.Remove(dc.Socket)
+	ln, err := net.Listen("unix", dc.Socket)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", dc.Socket, err)
+	}
+	if err := os.Chmod(dc.Socket, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("daemon listening", "socket", dc.Socket, "pid", os.Getpid(), "idle", dc.Idle)
+	d := &daemon{cfg: dc, log: log, hosts: newHosts(), last: time.Now()}
+	if dc.Server.Logger == nil {
+		dc.Server.Logger = log
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go d.serve(ctx, c)
+		}
+	}()
+	tick := time.NewTicker(min(dc.Idle/4, time.Second))
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
+			if d.idleFor(dc.Idle) {
+				log.Info("daemon idle; exiting", "idle", dc.Idle)
+				break wait
+			}
+		}
+	}
+	ln.Close() // removes the socket file
+	cancel()
+	d.wg.Wait()
+	return nil
+}
+
+type daemon struct {
+	cfg     DaemonConfig
+	log     *slog.Logger
+	hosts   *hosts
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   int
+	last    time.Time // when the last connection ended
+	closing bool
+}
+
+// idleFor reports whether the daemon has had no connection for d, and if
+// so stops taking new ones (a forwarder whose connection is then refused
+// starts a new daemon).
+func (d *daemon) idleFor(idle time.Duration) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conns > 0 || time.Since(d.last) < idle {
+		return false
+	}
+	d.closing = true
+	return true
+}
+
+// serve is one forwarder's connection: the handshake, then one LSP session.
+func (d *daemon) serve(ctx context.Context, c net.Conn) {
+	d.mu.Lock()
+	if d.closing {
+		d.mu.Unlock()
+		c.Close()
+		return
+	}
+	d.conns++
+	d.wg.Add(1)
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.conns--
+		d.last = time.Now()
+		d.mu.Unlock()
+		d.wg.Done()
+	}()
+	br := bufio.NewReaderSize(c, 64<<10)
+	c.SetReadDeadline(time.Now().Add(helloWait))
+	line, err := br.ReadSlice('\n')
+	c.SetReadDeadline(time.Time{})
+	var hello daemonHello
+	if err == nil {
+		err = json.Unmarshal(line, &hello)
+	}
+	reply := daemonReply{OK: true, PID: os.Getpid()}
+	switch {
+	case err != nil:
+		reply = daemonReply{Error: fmt.Sprintf("bad hello: %v", err)}
+	case hello.Version != protocolVersion || hello.Recall != commands.Version:
+		reply = daemonReply{Error: fmt.Sprintf("daemon is recall %s (protocol %d), client is %s (protocol %d)",
+			commands.Version, protocolVersion, hello.Recall, hello.Version)}
+	}
+	raw, _ := json.Marshal(reply)
+	if _, werr := c.Write(append(raw, '\n')); werr != nil || !reply.OK {
+		d.log.Warn("refused a connection", "err", reply.Error, "write", werr)
+		c.Close()
+		return
+	}
+	cfg := d.cfg.Server
+	cfg.pinned = &hello.Resolved
+	cfg.hosts = d.hosts
+	cfg.NoRedact = hello.NoRedact
+	d.log.Info("connection", "source", hello.Resolved.Source, "index", hello.Resolved.Index)
+	clean := NewServer(cfg).Run(ctx, bufferedConn{br, c})
+	d.log.Info("connection closed", "clean", clean)
+}
+
+// bufferedConn reads through the handshake's buffer.
+type bufferedConn struct {
+	r *bufio.Reader
+	net.Conn
+}
+
+func (b bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// dialDaemon connects to a daemon and does the handshake.
+func dialDaemon(sock string, hello daemonHello) (net.Conn, error) {
+	c, err := net.DialTimeout("unix", sock, helloWait)
+	if err != nil {
+		return nil, err
+	}
+	hello.Version, hello.Recall = protocolVersion, commands.Version
+	raw, _ := json.Marshal(hello)
+	c.SetDeadline(time.Now().Add(helloWait))
+	if _, err := c.Write(append(raw, '\n')); err != nil {
+		c.Close()
+		return nil, err
+	}
+	// One byte at a time: nothing past the reply line may be consumed.
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < 4096 {
+		if _, err := io.ReadFull(c, b); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("daemon handshake: %w", err)
+		}
+		if b[0] == '\n' {
+			break
+		}
+		line = append(line, b[0])
+	}
+	c.SetDeadline(time.Time{})
+	var reply daemonReply
+	if err := json.Unmarshal(line, &reply); err != nil || !reply.OK {
+		c.Close()
+		return nil, fmt.Errorf("daemon refused: %s (%v)", reply.Error, err)
+	}
+	return c, nil
+}
+
+func lockPathFor(sock string) string {
+	return sock[:len(sock)-len(filepath.Ext(sock))] + ".lock"
+}

@@ -1,0 +1,263 @@
+//go:build unix
+
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/recallhq/recall/engine"
+)
+
+// testDaemons runs daemons in this process for forwarders under test: the
+// spawn function starts RunDaemon in a goroutine, as `recall lsp --daemon`
+// would run in its own process.
+type testDaemons struct {
+	t       *testing.T
+	runtime string // XDG_RUNTIME_DIR
+	data    string // XDG_DATA_HOME
+	idle    time.Duration
+	server  Config
+	spawned atomic.Int32
+	mu      sync.Mutex
+	done    []chan error
+	logs    *testLog
+}
+
+func newTestDaemons(t *testing.T, idle time.Duration) *testDaemons {
+	// A short runtime dir: a Unix socket path must stay under 108 bytes.
+	rt, err := os.MkdirTemp("", "rcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	d := &testDaemons{t: t, runtime: rt, data: t.TempDir(), idle: idle, logs: &testLog{}}
+	d.server = Config{PollInterval: 50 * time.Millisecond, Getenv: d.getenv,
+		Logger: slog.New(slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.logs.String())
+		}
+	})
+	return d
+}
+
+func (d *testDaemons) getenv(k string) string {
+	switch k {
+	case "XDG_RUNTIME_DIR":
+		return d.runtime
+	case "XDG_DATA_HOME", "HOME":
+		return d.data
+	}
+	return ""
+}
+
+func (d *testDaemons) spawn(sock, _ string) error {
+	d.spawned.Add(1)
+	done := make(chan error, 1)
+	d.mu.Lock()
+	d.done = append(d.done, done)
+	d.mu.Unlock()
+	go func() {
+		done <- RunDaemon(context.Background(), DaemonConfig{Socket: sock, Idle: d.idle, Logger: d.server.Logger, Server: d.server})
+	}()
+	return nil
+}
+
+// waitExited waits for every daemon started so far to return.
+func (d *testDaemons) waitExited(within time.Duration) {
+	d.t.Helper()
+	d.mu.Lock()
+	done := append([]chan error(nil), d.done...)
+	d.mu.Unlock()
+	for _, c := range done {
+		select {
+		case err := <-c:
+			if err != nil {
+				d.t.Errorf("daemon: %v", err)
+			}
+		case <-time.After(within):
+			d.t.Fatalf("the daemon did not exit within %v", within)
+		}
+	}
+}
+
+// forward connects a test editor through a forwarder (as `recall lsp`
+// would run) to the daemons.
+func (d *testDaemons) forward(initOptions map[string]any) *session {
+	return d.forwardWith(sessionOptions{initOptions: initOptions})
+}
+
+// forwardWith is forward with options; a client joining a daemon whose
+// first sync is done sets noWait (no recall/indexUpdated comes for it).
+func (d *testDaemons) forwardWith(o sessionOptions) *session {
+	t := d.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	fwConn, cliConn := net.Pipe()
+	fw := &forwarder{cfg: Config{}, getenv: d.getenv, log: d.server.Logger, spawn: d.spawn}
+	done := make(chan bool, 1)
+	go func() {
+		code, err := fw.run(ctx, fwConn, fwConn)
+		if err != nil {
+			t.Errorf("forwarder: %v", err)
+		}
+		fwConn.Close()
+		done <- code == 0
+	}()
+	tc, conn := connectClient(ctx, cliConn)
+	s := &session{t: t, ctx: ctx, conn: conn, client: tc, done: done}
+	t.Cleanup(func() {
+		conn.Close()
+		cliConn.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Errorf("forwarder did not stop")
+		}
+	})
+	s.initialize(o)
+	return s
+}
+
+// Two clients on one daemon share one engine: a sync one of them asks for
+// is announced to the other (no watcher poll in between: it polls hourly
+// here) and its results show there.
+func TestDaemonSharesOneEngine(t *testing.T) {
+	d := newTestDaemons(t, time.Minute)
+	d.server.PollInterval = time.Hour
+	db := copyFixture(t)
+	ix := filepath.Join(t.TempDir(), "index.db")
+	opts := map[string]any{"db": db, "index": ix}
+	a := d.forward(opts)
+	b := d.forwardWith(sessionOptions{initOptions: opts, noWait: true})
+	if n := d.spawned.Load(); n != 1 {
+		t.Errorf("%d daemons started, want 1", n)
+	}
+	b.client.mu.Lock()
+	b.client.custom[methodIndexUpdated] = nil
+	b.client.mu.Unlock()
+	touchTitle(t, db, "Renamed through client A")
+	if _, err := a.call("recall/sync", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Updated int }
+	if err := json.Unmarshal(b.waitFor(methodIndexUpdated), &res); err != nil || res.Updated != 1 {
+		t.Fatalf("client B heard %+v (%v) of client A's sync, want 1 updated", res, err)
+	}
+	raw, err := b.call("workspace/symbol", map[string]any{"query": "Renamed through client A"})
+	if err != nil || !strings.Contains(string(raw), "Renamed through client A") {
+		t.Fatalf("client B after A's sync: %s %v", raw, err)
+	}
+	for _, s := range []*session{a, b} {
+		if !s.shutdown() {
+			t.Error("shutdown+exit through the forwarder should exit 0")
+		}
+	}
+}
+
+// The socket is 0600 in a 0700 directory; the daemon exits once it has
+// had no connection for its idle time, removing its socket.
+func TestDaemonSocketAndIdleExit(t *testing.T) {
+	d := newTestDaemons(t, 300*time.Millisecond)
+	s := d.forward(map[string]any{"db": fixtureDB, "index": filepath.Join(t.TempDir(), "index.db")})
+	socks, _ := filepath.Glob(filepath.Join(d.runtime, "recall", "*.sock"))
+	if len(socks) != 1 {
+		t.Fatalf("sockets: %v", socks)
+	}
+	if st, err := os.Stat(socks[0]); err != nil || st.Mode().Perm() != 0o600 || st.Mode().Type() != os.ModeSocket {
+		t.Errorf("socket %s: %v %v, want a 0600 socket", socks[0], st.Mode(), err)
+	}
+	if st, err := os.Stat(filepath.Dir(socks[0])); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("socket dir: %v %v, want 0700", st.Mode(), err)
+	}
+	time.Sleep(600 * time.Millisecond) // a connected client keeps it alive
+	if _, err := s.call("recall/status", map[string]any{}); err != nil {
+		t.Fatalf("status while connected past the idle time: %v", err)
+	}
+	s.shutdown()
+	d.waitExited(5 * time.Second)
+	if _, err := os.Stat(socks[0]); !os.IsNotExist(err) {
+		t.Errorf("the idle daemon left its socket: %v", err)
+	}
+}
+
+// A socket file left by a killed daemon (nobody listening, lock free) is
+// replaced by a new daemon; a daemon started while one runs leaves it be.
+func TestDaemonStaleSocket(t *testing.T) {
+	d := newTestDaemons(t, time.Minute)
+	ix := filepath.Join(t.TempDir(), "index.db")
+	db, _ := filepath.Abs(fixtureDB)
+	dir, err := runtimeDir(d.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := resolveForTest(t, d, db, ix)
+	sock := filepath.Join(dir, daemonKey(res)+".sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close() // what a SIGKILL leaves behind
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatal(err)
+	}
+	s := d.forward(map[string]any{"db": db, "index": ix})
+	if _, err := s.call("recall/status", map[string]any{}); err != nil {
+		t.Fatalf("status through a replaced stale socket: %v", err)
+	}
+	if n := d.spawned.Load(); n != 1 {
+		t.Errorf("%d daemons started, want 1", n)
+	}
+	// A second daemon on the same socket sees the first one's lock.
+	errc := make(chan error, 1)
+	go func() { errc <- RunDaemon(context.Background(), DaemonConfig{Socket: sock, Idle: time.Minute}) }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("second daemon: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second daemon kept running beside the first")
+	}
+	if _, err := s.call("recall/status", map[string]any{}); err != nil {
+		t.Fatalf("the first daemon stopped serving: %v", err)
+	}
+}
+
+// A forwarder that cannot reach a daemon hands over what it read, and the
+// in-process server serves it.
+func TestForwarderFallsBack(t *testing.T) {
+	fw := &forwarder{getenv: func(string) string { return "" }, log: slog.New(slog.DiscardHandler),
+		spawn: func(string, string) error { return os.ErrPermission }}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{},"initializationOptions":{"db":"` + fixtureDB + `","index":"` + filepath.Join(t.TempDir(), "i.db") + `"}}}`
+	in := "Content-Length: " + strconv.Itoa(len(init)) + "\r\n\r\n" + init
+	_, err := fw.run(t.Context(), strings.NewReader(in), io.Discard)
+	var fb *errFallback
+	if !errors.As(err, &fb) || string(fb.consumed) != in {
+		t.Fatalf("fallback: %v", err)
+	}
+}
+
+func resolveForTest(t *testing.T, d *testDaemons, db, ix string) engine.Resolved {
+	t.Helper()
+	res, err := engine.Resolve(engine.Options{DBPath: db, IndexPath: ix, Getenv: d.getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
