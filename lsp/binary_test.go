@@ -91,14 +91,14 @@ func TestBinaryOverStdio(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the daemon to die")
+		waitUntil(t, func() bool { return processGone(pid) }, "the daemon to die")
 		binaryClient(t, bin, env, args...)
 		fresh := daemonPID(t, rt)
 		if fresh == pid {
 			t.Error("no new daemon after the old one was killed")
 		}
 		// Idle for 1s: it exits and removes its socket.
-		waitUntil(t, func() bool { return syscall.Kill(fresh, 0) != nil }, "the idle daemon to exit")
+		waitUntil(t, func() bool { return processGone(fresh) }, "the idle daemon to exit")
 		if socks, _ := filepath.Glob(filepath.Join(rt, "recall", "*.sock")); len(socks) != 0 {
 			t.Errorf("the idle daemon left %v", socks)
 		}
@@ -248,3 +248,6 @@ func readFrame(r *bufio.Reader) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// processGone reports whether pid has exited (and been reaped).
+func processGone(pid int) bool { return syscall.Kill(pid, 0) != nil }

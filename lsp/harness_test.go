@@ -83,6 +83,7 @@ type session struct {
 
 type sessionOptions struct {
 	db          string
+	index       string // default: a fresh one
 	initOptions map[string]any
 	noProgress  bool // client without window.workDoneProgress
 	skipInit    bool
@@ -112,7 +113,10 @@ func startSession(t testing.TB, o sessionOptions) *session {
 	if o.dataDir != nil {
 		o.dataDir(dir)
 	}
-	cfg := Config{DB: o.db, Index: filepath.Join(dir, "index.db"), PollInterval: 50 * time.Millisecond,
+	if o.index == "" {
+		o.index = filepath.Join(dir, "index.db")
+	}
+	cfg := Config{DB: o.db, Index: o.index, PollInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Getenv: func(k string) string {
 			if k == "XDG_DATA_HOME" || k == "HOME" {
@@ -127,7 +131,7 @@ func startSession(t testing.TB, o sessionOptions) *session {
 	done := make(chan bool, 1)
 	go func() { done <- srv.Run(context.Background(), srvConn) }()
 	tc, conn := connectClient(ctx, cliConn)
-	s := &session{t: t, ctx: ctx, conn: conn, client: tc, server: srv, index: filepath.Join(dir, "index.db"), done: done}
+	s := &session{t: t, ctx: ctx, conn: conn, client: tc, server: srv, index: o.index, done: done}
 	t.Cleanup(func() {
 		conn.Close()
 		cliConn.Close()
