@@ -116,6 +116,11 @@ func Serve(ctx context.Context, g commands.Globals, args []string, stdin io.Read
 		if err == nil {
 			fw := &forwarder{cfg: cfg, getenv: os.Getenv, log: logger, idle: flags.idle,
 				spawn: func(sock, logFile string) error {
+					if g.LogFile != "" {
+						// Whoever asked for a log of this client gets the
+						// daemon's log too (its syncs, its errors).
+						logFile, _ = filepath.Abs(g.LogFile)
+					}
 					if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
 						return err
 					}
