@@ -151,7 +151,7 @@ func RunDaemon(ctx context.Context, dc DaemonConfig) error {
 			go d.serve(ctx, c)
 		}
 	}()
-	tick := time.NewTicker(min(dc.Idle/4, time.Second))
+	tick := time.NewTicker(max(min(dc.Idle/4, time.Second), 10*time.Millisecond))
 	defer tick.Stop()
 wait:
 	for {

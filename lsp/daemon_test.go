@@ -261,3 +261,25 @@ func resolveForTest(t *testing.T, d *testDaemons, db, ix string) engine.Resolved
 	}
 	return res
 }
+
+func TestServeFlags(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	f, err := parseServeFlags([]string{"--stdio"}, getenv)
+	if err != nil || f.noDaemon || f.daemon || f.idle != DefaultDaemonIdle {
+		t.Errorf("defaults: %+v %v", f, err)
+	}
+	env["RECALL_NO_DAEMON"], env["RECALL_DAEMON_IDLE"] = "1", "30s"
+	if f, err = parseServeFlags(nil, getenv); err != nil || !f.noDaemon || f.idle != 30*time.Second {
+		t.Errorf("environment: %+v %v", f, err)
+	}
+	env = map[string]string{}
+	if f, err = parseServeFlags([]string{"--daemon", "--socket=/s.sock", "--daemon-idle", "2m"}, getenv); err != nil || !f.daemon || f.socket != "/s.sock" || f.idle != 2*time.Minute {
+		t.Errorf("daemon flags: %+v %v", f, err)
+	}
+	for _, bad := range [][]string{{"--daemon"}, {"--daemon-idle", "soon"}, {"--daemon-idle", "-1s"}, {"--tcp"}} {
+		if _, err := parseServeFlags(bad, getenv); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

@@ -62,9 +62,8 @@ func (f *forwarder) run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		Method string `json:"method"`
 		Params struct {
 			InitializationOptions struct {
-				DB       string `json:"db"`
-				Index    string `json:"index"`
-				NoRedact *bool  `json:"noRedact"`
+				DB    string `json:"db"`
+				Index string `json:"index"`
 			} `json:"initializationOptions"`
 		} `json:"params"`
 	}
