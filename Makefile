@@ -30,6 +30,9 @@ test-race:
 # VS Code (code-server in headless Chromium). Each script installs what it
 # needs and prints its phases' timings.
 EDITOR_TESTS := editors/nvim/test/run.sh editors/opencode/test/run.sh editors/vscode/test/e2e.sh
+# The clients reach recall lsp's shared daemon as users' editors do; a short
+# idle time lets the daemons the tests start exit soon after them.
+export RECALL_DAEMON_IDLE ?= 15s
 test-editors: build
 	@for t in $(EDITOR_TESTS); do \
 		echo "== $$t"; start=$$(date +%s); \
