@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -206,14 +205,11 @@ func parseCLI(c *Command, p Params, args []string) (Globals, bool, error) {
 			return g, true, nil
 		}
 		next := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
+			v, err := FlagValue(args, &i, name, val, hasVal)
+			if err != nil {
 				return "", &ParamError{Field: name, Msg: "needs a value"}
 			}
-			i++
-			return args[i], nil
+			return v, nil
 		}
 		if ok, err := setGlobal(&g, name, next); ok {
 			if err != nil {
@@ -271,16 +267,7 @@ func parseGlobalsOnly(args []string) (Globals, []string, error) {
 		if k, v, ok := strings.Cut(name, "="); ok {
 			name, val, hasVal = k, v, true
 		}
-		next := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", errors.New("--" + name + " needs a value")
-			}
-			i++
-			return args[i], nil
-		}
+		next := func() (string, error) { return FlagValue(args, &i, name, val, hasVal) }
 		ok, err := setGlobal(&g, name, next)
 		if err != nil {
 			return g, nil, err
@@ -290,6 +277,20 @@ func parseGlobalsOnly(args []string) (Globals, []string, error) {
 		}
 	}
 	return g, rest, nil
+}
+
+// FlagValue is the value of the flag at args[*i]: the part after "=" when
+// there was one, else the next argument (advancing *i). Every door's flag
+// parser reads values through it.
+func FlagValue(args []string, i *int, name, val string, hasVal bool) (string, error) {
+	if hasVal {
+		return val, nil
+	}
+	if *i+1 >= len(args) {
+		return "", fmt.Errorf("--%s needs a value", name)
+	}
+	*i++
+	return args[*i], nil
 }
 
 func usage(w io.Writer) {

@@ -147,16 +147,7 @@ func (f *modelFlags) parse(args []string) error {
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		value := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("--%s needs a value", name)
-			}
-			i++
-			return args[i], nil
-		}
+		value := func() (string, error) { return FlagValue(args, &i, name, val, hasVal) }
 		var err error
 		switch name {
 		case "json":

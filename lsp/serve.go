@@ -39,16 +39,7 @@ func parseServeFlags(args []string, getenv func(string) string) (serveFlags, err
 	}
 	for i := 0; i < len(args); i++ {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		value := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("--%s needs a value", name)
-			}
-			i++
-			return args[i], nil
-		}
+		value := func() (string, error) { return commands.FlagValue(args, &i, name, val, hasVal) }
 		var err error
 		switch name {
 		case "stdio": // what editor clients pass; stdio is the only client transport
