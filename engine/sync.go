@@ -104,8 +104,8 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	}
 	e.src.ResetWarnings()
 	err = e.syncLocked(ctx, fp, opts, &res)
-	res.Skipped, _ = e.src.Skipped()
-	_, warns := e.src.Skipped()
+	var warns []model.Warning
+	res.Skipped, warns = e.src.Skipped()
 	for _, w := range warns {
 		res.Warnings = append(res.Warnings, w.Where+": "+w.Reason)
 	}
