@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,16 +73,13 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func BenchmarkSearch(b *testing.B) {
-	e := benchEngine(b)
-	qs := benchQueries(b)
-	ctx := context.Background()
+// measureEach times op b.N times and reports the latency percentiles.
+func measureEach(b *testing.B, op func(i int) error) {
 	var lat latencies
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		q := qs[i%len(qs)]
 		start := time.Now()
-		if _, err := e.Search(ctx, SearchParams{Query: q, Limit: 10}); err != nil {
+		if err := op(i); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -89,20 +87,26 @@ func BenchmarkSearch(b *testing.B) {
 	lat.report(b)
 }
 
+func BenchmarkSearch(b *testing.B) {
+	e := benchEngine(b)
+	qs := benchQueries(b)
+	ctx := context.Background()
+	measureEach(b, func(i int) error {
+		_, err := e.Search(ctx, SearchParams{Query: qs[i%len(qs)], Limit: 10})
+		return err
+	})
+}
+
 func BenchmarkIdleSync(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()
-	var lat latencies
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
+	measureEach(b, func(int) error {
 		r, err := e.Sync(ctx, SyncOptions{})
-		if err != nil || !r.Idle {
-			b.Fatalf("sync not idle: %+v %v", r, err)
+		if err == nil && !r.Idle {
+			err = fmt.Errorf("sync not idle: %+v", r)
 		}
-		lat = append(lat, time.Since(start))
-	}
-	lat.report(b)
+		return err
+	})
 }
 
 func BenchmarkReadWindow(b *testing.B) {
@@ -112,31 +116,19 @@ func BenchmarkReadWindow(b *testing.B) {
 	if err != nil || len(res.Hits) == 0 {
 		b.Fatalf("no hits to read: %v", err)
 	}
-	var lat latencies
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if _, err := e.Read(ctx, ReadParams{Cursor: res.Hits[i%len(res.Hits)].Cursor}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	lat.report(b)
+	measureEach(b, func(i int) error {
+		_, err := e.Read(ctx, ReadParams{Cursor: res.Hits[i%len(res.Hits)].Cursor})
+		return err
+	})
 }
 
 func BenchmarkSessions20(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()
-	var lat latencies
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if _, err := e.Sessions(ctx, SessionsParams{Limit: 20}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	lat.report(b)
+	measureEach(b, func(int) error {
+		_, err := e.Sessions(ctx, SessionsParams{Limit: 20})
+		return err
+	})
 }
 
 // BenchmarkColdIndex indexes the whole history into a fresh index and
