@@ -99,3 +99,27 @@ func TestBusyWriterAnswersFromIndex(t *testing.T) {
 		t.Errorf("after the lock was released the change was not indexed: %d hits, %q", len(res.Hits), r.stderr)
 	}
 }
+
+// A command that finds another process building a new index waits for it
+// instead of answering from the empty index (as it would after the normal
+// 3 s wait on an index that has content).
+func TestWaitForFirstSyncOfNewIndex(t *testing.T) {
+	db, ix := fixtureDB(t), filepath.Join(t.TempDir(), "i.db")
+	if r := cli(t, "status", "--no-sync", "--db", db, "--index", ix); r.code != 0 {
+		t.Fatal(r.stderr) // creates the (empty) index
+	}
+	lock, err := index.LockWriter(context.Background(), ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := time.AfterFunc(4*time.Second, lock.Unlock)
+	defer release.Stop()
+	start := time.Now()
+	r := cli(t, "search", "--json", "--db", db, "--index", ix, "ERR_QUOTA_7731")
+	if r.code != 0 || !strings.Contains(r.stdout, "Investigate nightly worker failure") {
+		t.Fatalf("answered from the empty index: exit %d, stdout %.200q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if d := time.Since(start); d < 3*time.Second {
+		t.Errorf("did not wait for the lock (%s)", d)
+	}
+}

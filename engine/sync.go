@@ -54,6 +54,10 @@ const commitEvery = 4000
 // before it answers from the index as it is.
 const defaultLockWait = 3 * time.Second
 
+// firstSyncLockWait is how long a command waits for another process that
+// is building a new index (a cold index of 200k parts takes ~30 s).
+const firstSyncLockWait = 2 * time.Minute
+
 // Sync brings the index up to date with the history. It reads nothing when
 // the history's files are unchanged since the last sync.
 func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
@@ -80,6 +84,12 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	wait := opts.LockWait
 	if wait == 0 {
 		wait = defaultLockWait
+		// An index that never finished a sync has nothing worth answering
+		// from: wait for the other process's first sync instead (several
+		// commands started at once on a new index, e.g. a script).
+		if synced, err := e.ix.Meta(ctx, "synced_at"); err == nil && synced == "" {
+			wait = firstSyncLockWait
+		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, wait)
 	lock, err := index.LockWriter(lctx, e.ix.Path())
