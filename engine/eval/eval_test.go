@@ -31,24 +31,27 @@ func corpusDir(t *testing.T) string {
 	return dir
 }
 
+// runCLI runs the CLI in process and returns its stdout (the machine
+// contract), or its stderr as an error.
+func runCLI(args []string) ([]byte, error) {
+	var out, errb bytes.Buffer
+	if code := commands.Main(args, nil, &out, &errb, nil); code != 0 {
+		return nil, fmt.Errorf("exit %d: %s", code, errb.String())
+	}
+	return out.Bytes(), nil
+}
+
 func TestPublicEval(t *testing.T) {
 	c, err := Load(corpusDir(t), "public")
 	if err != nil {
 		t.Fatal(err)
 	}
 	index := filepath.Join(t.TempDir(), "index.db")
-	run := func(args []string) ([]byte, error) {
-		var out, errb bytes.Buffer
-		if code := commands.Main(args, nil, &out, &errb, nil); code != 0 {
-			return nil, fmt.Errorf("exit %d: %s", code, errb.String())
-		}
-		return out.Bytes(), nil
-	}
-	if _, err := run([]string{"sync", "--db", c.DB, "--index", index, "--json"}); err != nil {
+	if _, err := runCLI([]string{"sync", "--db", c.DB, "--index", index, "--json"}); err != nil {
 		t.Fatal(err)
 	}
 	parents := parentsOf(t, c.DB)
-	rep, err := Run(c, index, parents, run)
+	rep, err := Run(c, index, parents, runCLI)
 	if err != nil {
 		t.Fatal(err)
 	}

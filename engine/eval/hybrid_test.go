@@ -2,12 +2,10 @@ package eval
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/recallhq/recall/commands"
 	"github.com/recallhq/recall/engine/embed/bertgen"
 )
 
@@ -43,21 +41,14 @@ func TestPublicEvalHybridRandomModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := filepath.Join(t.TempDir(), "index.db")
-	run := func(args []string) ([]byte, error) {
-		var out, errb bytes.Buffer
-		if code := commands.Main(args, nil, &out, &errb, nil); code != 0 {
-			return nil, fmt.Errorf("exit %d: %s", code, errb.String())
-		}
-		return out.Bytes(), nil
-	}
-	if _, err := run([]string{"models", "import", snap, "--name", "test/random"}); err != nil {
+	if _, err := runCLI([]string{"models", "import", snap, "--name", "test/random"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run([]string{"sync", "--db", c.DB, "--index", index, "--embed", "--json"}); err != nil {
+	if _, err := runCLI([]string{"sync", "--db", c.DB, "--index", index, "--embed", "--json"}); err != nil {
 		t.Fatal(err)
 	}
 	hybrid := func(args []string) ([]byte, error) {
-		return run(append([]string{args[0], "--mode", "hybrid"}, args[1:]...))
+		return runCLI(append([]string{args[0], "--mode", "hybrid"}, args[1:]...))
 	}
 	rep, err := Run(c, index, parentsOf(t, c.DB), hybrid)
 	if err != nil {
