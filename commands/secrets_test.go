@@ -6,55 +6,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recallhq/recall/internal/fixtures"
 )
-
-type plantedSecrets struct {
-	Secrets    map[string][]string `json:"secrets"`
-	BodyLines  []string            `json:"rsa_private_key_body_lines"`
-	Searchable []string            `json:"searchable"`
-}
-
-func loadSecrets(t *testing.T) (plantedSecrets, []string) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", "opencode", "secrets", "secrets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ps plantedSecrets
-	if err := json.Unmarshal(raw, &ps); err != nil {
-		t.Fatal(err)
-	}
-	var values []string
-	for _, vs := range ps.Secrets {
-		for _, v := range vs {
-			// A PEM block is checked line by line: no line of it may leak.
-			for _, line := range strings.Split(v, "\n") {
-				if !strings.HasPrefix(line, "-----") && len(line) >= 8 {
-					values = append(values, line)
-				}
-			}
-		}
-	}
-	values = append(values, ps.BodyLines...)
-	return ps, values
-}
-
-func leaks(out string, values []string) []string {
-	var found []string
-	for _, v := range values {
-		if strings.Contains(out, v) {
-			found = append(found, v)
-		}
-	}
-	return found
-}
 
 // Every output of every command on a history full of secrets holds none
 // of them; searching for a secret finds nothing; the words around the
 // secrets stay searchable; --no-redact shows them (so the check can fail).
 func TestNoSecretInAnyOutput(t *testing.T) {
-	ps, values := loadSecrets(t)
-	src, _ := os.ReadFile(filepath.Join("..", "testdata", "opencode", "secrets", "opencode.db"))
+	ps, err := fixtures.PlantedSecrets("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := ps.Values
+	src, _ := os.ReadFile(ps.DB)
 	db := filepath.Join(t.TempDir(), "opencode.db")
 	os.WriteFile(db, src, 0o644)
 	ix := filepath.Join(t.TempDir(), "i.db")
@@ -87,7 +52,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	}
 	runAll("search", "--json", "--limit", "20", "")
 	runAll("status", "--json")
-	if found := leaks(all.String(), values); len(found) > 0 {
+	if found := ps.Leaks(all.String()); len(found) > 0 {
 		t.Errorf("secrets leaked in outputs: %q", found)
 	}
 	for _, v := range values {
@@ -113,7 +78,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	// The raw view exists (and so the assertions above can fail).
 	raw := cli(t, append([]string{"read", "--no-redact", "--mode", "full", sl.Sessions[0].Cursor}, base...)...)
 	raw2 := cli(t, append([]string{"export", "--no-redact", sl.Sessions[len(sl.Sessions)-1].ID}, base...)...)
-	if len(leaks(raw.stdout+raw2.stdout, values)) == 0 {
+	if len(ps.Leaks(raw.stdout+raw2.stdout)) == 0 {
 		t.Error("--no-redact shows no secret: the fixture or the flag is broken")
 	}
 }

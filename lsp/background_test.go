@@ -15,6 +15,8 @@ import (
 
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
+
+	"github.com/recallhq/recall/internal/fixtures"
 )
 
 // gate is a background-sync hook that holds syncs until opened.
@@ -310,29 +312,11 @@ func waitUntil(t testing.TB, ok func() bool, what string) {
 // transcripts, hovers, symbols); initializationOptions.noRedact shows them,
 // so the check can fail.
 func TestNoSecretsOverLSP(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", "opencode", "secrets", "secrets.json"))
+	planted, err := fixtures.PlantedSecrets("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var planted struct {
-		Secrets   map[string][]string `json:"secrets"`
-		BodyLines []string            `json:"rsa_private_key_body_lines"`
-	}
-	if err := json.Unmarshal(raw, &planted); err != nil {
-		t.Fatal(err)
-	}
-	var values []string
-	for _, vs := range planted.Secrets {
-		for _, v := range vs {
-			for _, line := range strings.Split(v, "\n") {
-				if !strings.HasPrefix(line, "-----") && len(line) >= 8 {
-					values = append(values, line)
-				}
-			}
-		}
-	}
-	values = append(values, planted.BodyLines...)
-	db := filepath.Join("..", "testdata", "opencode", "secrets", "opencode.db")
+	values, db := planted.Values, planted.DB
 
 	everything := func(s *session) string {
 		var all strings.Builder
