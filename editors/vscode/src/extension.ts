@@ -384,28 +384,10 @@ async function searchHistory(initial: string): Promise<void> {
       const notes = [...(res.notices ?? []), ...(res.corrections ?? []).map((c) => `did you mean: ${c}`)];
       qp.title = notes.length ? `Recall: Search History — ${oneLine(notes.join('; '), 120)}` : 'Recall: Search History';
     },
-    (err) => {
-      if (isCancelled(err)) return;
-      qp.items = [{ label: `$(error) ${err instanceof Error ? err.message : String(err)}`, alwaysShow: true }];
-    },
+    (err) => showPickError(qp, err),
     (busy) => (qp.busy = busy),
   );
-  const refresh = () => runner.schedule(qp.value, true);
-  liveViews.add(refresh);
-  qp.onDidChangeValue((v) => runner.schedule(v));
-  qp.onDidAccept(() => {
-    const hit = (qp.selectedItems[0] ?? qp.activeItems[0])?.hit;
-    if (!hit) return;
-    qp.hide();
-    void run(() => openCursor(hit.cursor));
-  });
-  qp.onDidHide(() => {
-    liveViews.delete(refresh);
-    runner.dispose();
-    qp.dispose();
-  });
-  qp.show();
-  runner.schedule(initial, true);
+  showLivePick(qp, runner, initial, (item) => item.hit && (() => openCursor(item.hit!.cursor)));
 }
 
 // ---------------------------------------------------------------------------
@@ -429,20 +411,35 @@ async function browseSessions(): Promise<void> {
       const items: SessionPick[] = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
       qp.items = items.length ? items : [{ label: 'No sessions match', alwaysShow: true }];
     },
-    (err) => {
-      if (isCancelled(err)) return;
-      qp.items = [{ label: `$(error) ${err instanceof Error ? err.message : String(err)}`, alwaysShow: true }];
-    },
+    (err) => showPickError(qp, err),
     (busy) => (qp.busy = busy),
   );
+  showLivePick(qp, runner, '', (item) => item.session && (() => openTranscript({ sessionId: item.session!.id })));
+}
+
+function showPickError<T extends vscode.QuickPickItem>(qp: vscode.QuickPick<T>, err: unknown): void {
+  if (isCancelled(err)) return;
+  qp.items = [{ label: `$(error) ${err instanceof Error ? err.message : String(err)}`, alwaysShow: true } as T];
+}
+
+// showLivePick wires a quick pick whose items come from the server as the
+// user types: each keystroke schedules a (debounced, latest-wins) request,
+// a changed index re-runs it, and Enter opens what the chosen item names.
+function showLivePick<T extends vscode.QuickPickItem, R>(
+  qp: vscode.QuickPick<T>,
+  runner: LatestRunner<string, R>,
+  initial: string,
+  opener: (item: T) => (() => Promise<void>) | undefined,
+): void {
   const refresh = () => runner.schedule(qp.value, true);
   liveViews.add(refresh);
   qp.onDidChangeValue((v) => runner.schedule(v));
   qp.onDidAccept(() => {
-    const s = (qp.selectedItems[0] ?? qp.activeItems[0])?.session;
-    if (!s) return;
+    const item = qp.selectedItems[0] ?? qp.activeItems[0];
+    const open = item && opener(item);
+    if (!open) return;
     qp.hide();
-    void run(() => openTranscript({ sessionId: s.id }));
+    void run(open);
   });
   qp.onDidHide(() => {
     liveViews.delete(refresh);
@@ -450,7 +447,7 @@ async function browseSessions(): Promise<void> {
     qp.dispose();
   });
   qp.show();
-  runner.schedule('', true);
+  runner.schedule(initial, true);
 }
 
 // ---------------------------------------------------------------------------
