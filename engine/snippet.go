@@ -28,7 +28,7 @@ func snippet(text string, needles []string) (string, [][2]int) {
 		}
 	}
 	if len(hits) == 0 {
-		return clean(cutRunes(text, 0, snippetChars)), nil
+		return flatten(cutRunes(text, 0, snippetChars)), nil
 	}
 	// Pick the window start that covers the most hits.
 	bestStart, bestCount := hits[0].start, 0
@@ -116,8 +116,6 @@ func flatten(s string) string {
 		return r
 	}, s)
 }
-
-func clean(s string) string { return flatten(s) }
 
 // mergeRanges joins overlapping or touching ranges (sorted by start), so a
 // client never paints one character twice.

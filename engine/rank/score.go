@@ -69,7 +69,7 @@ func Score(items []Item, terms []Term, phrase string) {
 	}
 	for i := range items {
 		it := &items[i]
-		lower := asciiLower(it.Text)
+		lower := ASCIILower(it.Text)
 		it.Matched = make([]bool, len(terms))
 		cov := 0.0
 		for j, t := range terms {
@@ -221,9 +221,9 @@ func isAlnum(b byte) bool      { return isDigit(b) || (b|0x20 >= 'a' && b|0x20 <
 func isDigit(b byte) bool      { return b >= '0' && b <= '9' }
 func isLowerASCII(b byte) bool { return b >= 'a' && b <= 'z' }
 
-// asciiLower lowercases ASCII letters only, keeping byte offsets aligned
+// ASCIILower lowercases ASCII letters only, keeping byte offsets aligned
 // with the original text.
-func asciiLower(s string) string {
+func ASCIILower(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		if c >= 'A' && c <= 'Z' {
@@ -232,9 +232,6 @@ func asciiLower(s string) string {
 	}
 	return string(b)
 }
-
-// ASCIILower is asciiLower for other packages.
-func ASCIILower(s string) string { return asciiLower(s) }
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
