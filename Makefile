@@ -26,7 +26,7 @@ test-race:
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
 
 # Each editor client against the freshly built server, in its real host:
-# Neovim (Debian's), OpenCode (npm opencode-ai, driven by ../shared/ocgen),
+# Neovim (Debian's), OpenCode (npm opencode-ai, driven by tools/ocgen),
 # VS Code (code-server in headless Chromium). Each script installs what it
 # needs and prints its phases' timings.
 EDITOR_TESTS := editors/nvim/test/run.sh editors/opencode/test/run.sh editors/vscode/test/e2e.sh
@@ -43,13 +43,13 @@ test-editors: build
 # The real OpenCode writes sessions while recall lsp keeps syncing; the
 # index kept live must equal a fresh rebuild.
 test-live: build
-	RECALL_BIN=$(CURDIR)/$(BIN) OCGEN_DIR=$(CURDIR)/../shared/ocgen bash test/live-writer.sh
+	RECALL_BIN=$(CURDIR)/$(BIN) OCGEN_DIR=$(CURDIR)/tools/ocgen bash test/live-writer.sh
 
 # The VS Code extension as a .vsix (editors/vscode/recall-<version>.vsix).
 vsix:
 	editors/vscode/build.sh
 
-# Ranking quality on the public corpus (../shared/corpus).
+# Ranking quality on the public corpus (testdata/corpus).
 eval:
 	$(GO) test -count=1 -run TestPublicEval -v ./engine/eval/ -args -eval.v
 

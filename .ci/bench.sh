@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make bench: speed and memory on a large history cloned from the public
-# corpus with ocgen (not part of CI). Prints medians over repeated runs.
+# corpus (testdata/corpus) with tools/ocgen (not part of CI). Prints medians
+# over repeated runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SHARED=${SHARED:-../shared}
+REPO=$PWD
+CORPUS=$REPO/testdata/corpus
 COPIES=${BENCH_COPIES:-7000}          # ~200k parts from the 37-session public corpus
 WORK=${BENCH_DIR:-/tmp/recall-bench}
 COUNT=${BENCH_COUNT:-5}
@@ -12,9 +14,9 @@ DB="$WORK/clone-$COPIES/opencode.db"
 
 if [ ! -f "$DB" ]; then
   echo "== building ocgen and cloning $COPIES sessions (ocgen clone -mode sql)"
-  (cd "$SHARED/ocgen" && go build -o "$WORK/ocgen" .)
+  go build -o "$WORK/ocgen" ./tools/ocgen
   rm -rf "$WORK/clone-$COPIES"
-  "$WORK/ocgen" clone -mode sql -from "$SHARED/corpus/public" -out "$WORK/clone-$COPIES" -n "$COPIES"
+  "$WORK/ocgen" clone -mode sql -from "$CORPUS/public" -out "$WORK/clone-$COPIES" -n "$COPIES"
 fi
 make -s build
 IDX="$WORK/index-$COPIES.db"
@@ -35,7 +37,7 @@ COLD_S=$(echo "$(date +%s.%N) - $start" | bc)
 SEARCH_RSS=$(rss bin/recall search --db "$DB" --index "$IDX" --quiet --json "webhook retry storm")
 
 echo "== engine benchmarks (-count $COUNT)"
-export RECALL_BENCH_DB="$DB" RECALL_BENCH_INDEX="$IDX" RECALL_BENCH_QUERIES="$SHARED/corpus/public-queries.json"
+export RECALL_BENCH_DB="$DB" RECALL_BENCH_INDEX="$IDX" RECALL_BENCH_QUERIES="$CORPUS/public-queries.json"
 go test -run '^$' -bench '^Benchmark(Search|IdleSync|ReadWindow|Sessions20)$' -benchtime 200x -count "$COUNT" ./engine/ | tee "$WORK/bench.txt"
 go test -run '^$' -bench 'ColdIndex' -benchtime 1x -count 3 ./engine/ | tee -a "$WORK/bench.txt"
 

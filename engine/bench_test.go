@@ -39,7 +39,7 @@ func benchEngine(b *testing.B) *Engine {
 func benchQueries(b *testing.B) []string {
 	path := os.Getenv("RECALL_BENCH_QUERIES")
 	if path == "" {
-		path = filepath.Join("..", "..", "shared", "corpus", "public-queries.json")
+		path = filepath.Join("..", "testdata", "corpus", "public-queries.json")
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {

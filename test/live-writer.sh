@@ -8,14 +8,14 @@
 # sqlite3; ripgrep comes from apt if missing (gen.sh). Exits non-zero on any
 # failure; prints how long each phase took.
 #
-# Knobs: OCGEN_DIR (ocgen sources, default /work/shared/ocgen; copied to a
-# temp dir first), RECALL_BIN (a built recall; default: go build),
+# Knobs: OCGEN_DIR (ocgen sources, default tools/ocgen of this repository;
+# copied to a temp dir first), RECALL_BIN (a built recall; default: go build),
 # LIVE_WORK (scratch dir, default a fresh mktemp -d), KEEP=1 (keep it).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-OCGEN_DIR=${OCGEN_DIR:-/work/shared/ocgen}
+OCGEN_DIR=${OCGEN_DIR:-$REPO/tools/ocgen}
 SCENARIO=$HERE/live-writer/scenario.json
 ROOT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["root"])' "$SCENARIO" 2>/dev/null ||
   sed -n 's/.*"root": *"\([^"]*\)".*/\1/p' "$SCENARIO" | head -n1)
@@ -48,7 +48,12 @@ if [ -z "${RECALL_BIN:-}" ]; then
   RECALL_BIN=$WORK/recall
   (cd "$REPO" && CGO_ENABLED=0 go build -o "$RECALL_BIN" .)
 fi
-rm -rf "$WORK/ocgen" && cp -r "$OCGEN_DIR" "$WORK/ocgen" && chmod -R u+w "$WORK/ocgen"
+[ -f "$OCGEN_DIR/gen.sh" ] || fail "ocgen not found at $OCGEN_DIR (set OCGEN_DIR to a copy of tools/ocgen)"
+rm -rf "$WORK/ocgen"
+# A copy, so a run never writes into the checkout. (An `a && b` list would
+# hide a failed cp from set -e.)
+cp -r "$OCGEN_DIR" "$WORK/ocgen" || fail "copying $OCGEN_DIR failed"
+chmod -R u+w "$WORK/ocgen"
 export HOME_RECALL=$WORK/recall-home
 mkdir -p "$HOME_RECALL"
 recall() { HOME=$HOME_RECALL XDG_DATA_HOME=$HOME_RECALL/data XDG_CONFIG_HOME=$HOME_RECALL/config "$RECALL_BIN" "$@"; }

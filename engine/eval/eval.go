@@ -34,7 +34,7 @@ type Corpus struct {
 	KeyOfID map[string]string // session id -> scenario key
 }
 
-// Load reads a corpus laid out like shared/corpus: DIR/public/opencode.db,
+// Load reads a corpus laid out like testdata/corpus: DIR/public/opencode.db,
 // DIR/public/manifest.json and DIR/public-queries.json.
 func Load(dir, name string) (*Corpus, error) {
 	c := &Corpus{DB: filepath.Join(dir, name, "opencode.db"), KeyOfID: map[string]string{}}

@@ -23,7 +23,7 @@ var verbose = flag.Bool("eval.v", false, "print every query that did not rank fi
 func corpusDir(t *testing.T) string {
 	dir := os.Getenv("RECALL_CORPUS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "corpus")
+		dir = filepath.Join("..", "..", "testdata", "corpus")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "public", "opencode.db")); err != nil {
 		t.Fatalf("public corpus not found at %s (set RECALL_CORPUS): %v", dir, err)

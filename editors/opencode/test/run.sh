@@ -7,7 +7,7 @@
 # 2. the server: $RECALL_BIN, else `go build` of the repo into a temp dir
 # 3. the plugin: build.sh (npm ci, tsc, esbuild -> dist/recall.js) and the unit
 #    tests (node --test) against that server
-# 4. ocgen (shared/ocgen, copied to a temp dir) runs the real `opencode`
+# 4. ocgen (tools/ocgen, copied to a temp dir) runs the real `opencode`
 #    (npm opencode-ai@1.18.33, installed by gen.sh into $OCGEN_CACHE) against a
 #    scripted model: test/scenario.json. OpenCode loads the plugin from the
 #    global opencode.json line `"plugin": [["file://…/dist/recall.js", {…}]]`.
@@ -19,15 +19,14 @@
 # 5. assertions on the tool parts OpenCode recorded (sqlite3 on its opencode.db),
 #    no `recall lsp` left running, and test/out/transcript.txt.
 #
-# Knobs: RECALL_BIN, OCGEN_DIR (default: ../shared/ocgen beside the repo, else
-# /work/shared/ocgen), OCGEN_CACHE (default /tmp/ocgen-cache), KEEP=1 keeps the
+# Knobs: RECALL_BIN, OCGEN_DIR (default: tools/ocgen of this repository), OCGEN_CACHE (default $XDG_CACHE_HOME/recall-test/ocgen), KEEP=1 keeps the
 # scratch dir, UPDATE_TRANSCRIPT=1 copies the transcript to
 # editors/opencode/transcript.txt.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PLUGIN_DIR=$(cd "$HERE/.." && pwd)
 REPO=$(cd "$PLUGIN_DIR/../.." && pwd)
-export OCGEN_CACHE=${OCGEN_CACHE:-/tmp/ocgen-cache}
+export OCGEN_CACHE=${OCGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recall-test/ocgen}
 export DEBIAN_FRONTEND=noninteractive
 
 T0=$(date +%s)
@@ -105,15 +104,11 @@ PLUGIN_JS=$("$PLUGIN_DIR/build.sh" | tail -n1)
 echo "bundle: $PLUGIN_JS ($(wc -c <"$PLUGIN_JS") bytes)"
 
 phase "ocgen + opencode"
-OCGEN_SRC=${OCGEN_DIR:-}
-if [ -z "$OCGEN_SRC" ]; then
-  for cand in "$REPO/../shared/ocgen" /work/shared/ocgen; do
-    if [ -f "$cand/gen.sh" ]; then OCGEN_SRC=$cand; break; fi
-  done
-fi
-[ -n "$OCGEN_SRC" ] || { echo "ocgen not found: set OCGEN_DIR" >&2; exit 1; }
-# shared/ is read-only in CI; gen.sh builds in its own directory.
-cp -r "$OCGEN_SRC" "$WORK/ocgen" && chmod -R u+w "$WORK/ocgen"
+OCGEN_SRC=${OCGEN_DIR:-$REPO/tools/ocgen}
+[ -f "$OCGEN_SRC/gen.sh" ] || { echo "ocgen not found at $OCGEN_SRC (set OCGEN_DIR to a copy of tools/ocgen)" >&2; exit 1; }
+# A copy, so a run never writes into the checkout.
+cp -r "$OCGEN_SRC" "$WORK/ocgen" || { echo "copying $OCGEN_SRC failed" >&2; exit 1; }
+chmod -R u+w "$WORK/ocgen"
 ROOT=/tmp/ocgen/$(basename "$WORK")
 LOG=$WORK/recall.log
 sed -e "s#@ROOT@#$ROOT#" -e "s#@PLUGIN@#$PLUGIN_JS#" -e "s#@RECALL_BIN@#$RECALL_BIN#" -e "s#@LOG@#$LOG#" \

@@ -1,5 +1,5 @@
-// Wire types of the Recall language server (see lsp/README.md and
-// shared/DESIGN.md "Contracts"). Only the fields this extension reads are
+// Wire types of the Recall language server (see lsp/README.md for the
+// contracts). Only the fields this extension reads are
 // declared; the server may send more.
 
 /** Custom request names (the same commands as workspace/executeCommand). */

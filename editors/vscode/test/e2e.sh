@@ -9,7 +9,7 @@
 # (default /tmp/recall-e2e-cache; the host goes to $RECALL_E2E_CACHE/vscode),
 # RECALL_E2E_KEEP=1 keeps the run dir after a pass (always kept on failure),
 # RECALL_E2E_SCREENSHOT (default editors/vscode/screenshot.png).
-# Recipe and gotchas: shared/hosts/vscode.md. Every process this starts runs
+# Recipe and gotchas: docs/test-hosts.md. Every process this starts runs
 # in its own process group and is killed as a group on exit.
 set -euo pipefail
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the headless VS Code host for the e2e test into DEST (idempotent:
-# each step is skipped when its marker exists). Recipe: shared/hosts/vscode.md.
+# each step is skipped when its marker exists). Recipe: docs/test-hosts.md.
 #   apt: chromium libkrb5-dev build-essential python3 pkg-config
 #   npm: node@24 (headers included), code-server@4.139.1, playwright-core, @vscode/vsce
 set -euo pipefail
