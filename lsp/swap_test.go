@@ -1,0 +1,85 @@
+package lsp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// v2FixtureDB is the other real history: no session in common with v1.
+var v2FixtureDB = filepath.Join("..", "testdata", "opencode", "v2", "opencode.db")
+
+// renameOver puts a copy of the v2 history at db with one rename, as a
+// restore or a reinstall replaces opencode.db under a running server.
+func renameOver(t *testing.T, db string) {
+	t.Helper()
+	b, err := os.ReadFile(v2FixtureDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	incoming := filepath.Join(filepath.Dir(db), "incoming.db")
+	if err := os.WriteFile(incoming, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(incoming, db); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *session) hitCount(query string) int {
+	s.t.Helper()
+	raw, err := s.call("recall/search", map[string]any{"query": query, "limit": 5})
+	if err != nil {
+		s.t.Fatalf("search %q: %v", query, err)
+	}
+	var res struct{ Hits []json.RawMessage }
+	if err := json.Unmarshal(raw, &res); err != nil {
+		s.t.Fatal(err)
+	}
+	return len(res.Hits)
+}
+
+// The watcher of a running server notices opencode.db renamed over and
+// serves the new file's sessions, not the deleted file it had open.
+func TestWatcherSeesRenamedHistory(t *testing.T) {
+	db := copyFixture(t)
+	s := startSession(t, sessionOptions{db: db})
+	if s.hitCount("ERR_QUOTA_7731") == 0 {
+		t.Fatal("v1 fact not served before the swap")
+	}
+	renameOver(t, db)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.hitCount("ERR_EVICT_4410") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("10 s after the rename the server still serves the old file only")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := s.hitCount("ERR_QUOTA_7731"); n != 0 {
+		t.Errorf("%d hits from a session only the replaced file had", n)
+	}
+}
+
+// recall/reindex after a rename reads the new file (before, a forced sync
+// re-read the old, deleted file through the open handle).
+func TestReindexReadsRenamedHistory(t *testing.T) {
+	db := copyFixture(t)
+	s := startSession(t, sessionOptions{db: db, config: func(c *Config) { c.PollInterval = time.Hour }})
+	renameOver(t, db)
+	raw, err := s.call("recall/reindex", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Added, Deleted int }
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Added != 4 || res.Deleted != 10 {
+		t.Errorf("reindex after the rename: %s; want the 4 v2 sessions added and the 10 v1 ones deleted", raw)
+	}
+	if s.hitCount("ERR_EVICT_4410") == 0 || s.hitCount("ERR_QUOTA_7731") != 0 {
+		t.Error("search after reindex does not answer from the new file")
+	}
+}
