@@ -6,11 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // swapIn renames the history file at from over to, the way a restore or a
 // reinstall replaces opencode.db (a new inode at the same path).
-func swapIn(t *testing.T, from, to string) {
+func swapIn(t testing.TB, from, to string) {
 	t.Helper()
 	if err := os.Rename(from, to); err != nil {
 		t.Fatal(err)
@@ -167,4 +168,48 @@ func TestSwapRereadResumes(t *testing.T) {
 	if res, err := e.Sync(context.Background(), SyncOptions{}); err != nil || !res.Idle {
 		t.Errorf("sync after the re-read: %+v %v; want idle", res, err)
 	}
+}
+
+// BenchmarkSwapReread measures what choosing to re-read every session on
+// an identity change costs, against what trusting the per-session stamps
+// would: a sync after a byte-identical copy is renamed over the history
+// (every session re-read), and a sync after only the mtime changed (the
+// stamps compared, nothing re-read). v1 ×60: 610 sessions.
+func BenchmarkSwapReread(b *testing.B) {
+	db := fixture(b, "v1")
+	multiplyHistory(b, db, 60)
+	e := openAt(b, db, filepath.Join(b.TempDir(), "index.db"))
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var reread, compared time.Duration
+	parts := 0
+	for i := 0; i < b.N; i++ {
+		cp := filepath.Join(filepath.Dir(db), "copy.db")
+		if err := os.WriteFile(cp, raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		swapIn(b, cp, db)
+		start := time.Now()
+		res, err := e.Sync(ctx, SyncOptions{})
+		if err != nil || res.Updated != 610 {
+			b.Fatalf("re-read: %+v %v", res, err)
+		}
+		reread += time.Since(start)
+		parts += res.Parts
+		now := time.Now()
+		if err := os.Chtimes(db, now, now); err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		if res, err := e.Sync(ctx, SyncOptions{}); err != nil || res.Idle || res.Updated != 0 {
+			b.Fatalf("stamp compare: %+v %v", res, err)
+		}
+		compared += time.Since(start)
+	}
+	b.ReportMetric(reread.Seconds()*1000/float64(b.N), "reread-ms")
+	b.ReportMetric(float64(parts)/reread.Seconds(), "reread-stored-parts/s")
+	b.ReportMetric(compared.Seconds()*1000/float64(b.N), "compare-ms")
 }

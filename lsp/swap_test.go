@@ -1,9 +1,11 @@
 package lsp
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,5 +83,59 @@ func TestReindexReadsRenamedHistory(t *testing.T) {
 	}
 	if s.hitCount("ERR_EVICT_4410") == 0 || s.hitCount("ERR_QUOTA_7731") != 0 {
 		t.Error("search after reindex does not answer from the new file")
+	}
+}
+
+// A change the watcher finds while a writer holds the history locked is
+// read once the lock goes, with no further change to trigger it, and the
+// client hears of the lock once, not at every retry.
+func TestWatcherRetriesLockedHistory(t *testing.T) {
+	db := copyFixture(t)
+	s := startSession(t, sessionOptions{db: db})
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	conn, err := w.Conn(s.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(s.ctx, `UPDATE session SET title = 'Renamed before the lock', time_updated = time_updated + 1 WHERE id = 'ses_dd7571907ffe5vPpW7vxTE77tW'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(s.ctx, `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // several polls and retries, each waiting out the lock
+	if _, err := conn.ExecContext(s.ctx, `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		raw, err := s.call("workspace/symbol", map[string]any{"query": "Renamed before the lock"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), "Renamed before the lock") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the change seen while the history was locked was never indexed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.client.mu.Lock()
+	defer s.client.mu.Unlock()
+	said := 0
+	for _, l := range s.client.logs {
+		if strings.Contains(l, "the history is locked by another process") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("the lock was announced %d times, want once: %q", said, s.client.logs)
 	}
 }
