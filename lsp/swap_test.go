@@ -109,7 +109,9 @@ func TestWatcherRetriesLockedHistory(t *testing.T) {
 	if _, err := conn.ExecContext(s.ctx, `BEGIN EXCLUSIVE`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // several polls and retries, each waiting out the lock
+	// Longer than the 5 s busy wait of old, after which the sync failed and
+	// nothing tried again; several polls and retries now.
+	time.Sleep(6 * time.Second)
 	if _, err := conn.ExecContext(s.ctx, `ROLLBACK`); err != nil {
 		t.Fatal(err)
 	}
