@@ -124,6 +124,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeF
 			notify(n)
 		}
 	}
+	if sr, ok := result.(engine.SyncResult); ok {
+		for _, n := range append(sr.Notices, sr.LockNotice()) {
+			if n != "" {
+				notify(n)
+			}
+		}
+	}
 	if g.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)

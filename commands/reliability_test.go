@@ -123,3 +123,84 @@ func TestWaitForFirstSyncOfNewIndex(t *testing.T) {
 		t.Errorf("did not wait for the lock (%s)", d)
 	}
 }
+
+// lockHistory holds db locked the way a writer in rollback-journal mode
+// does mid-commit (BEGIN EXCLUSIVE on its own connection); the returned
+// func releases it.
+func lockHistory(t *testing.T, db string) func() {
+	t.Helper()
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetMaxOpenConns(1)
+	conn, err := w.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		conn.ExecContext(context.Background(), `ROLLBACK`)
+		conn.Close()
+		w.Close()
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// A history locked by a writer: a command waits a moment, then answers
+// from the index with a notice saying so and as of when, exit 0; with
+// nothing indexed yet there is nothing to answer from, and it fails with
+// the clear message. Before, both waited 5 s and failed.
+func TestLockedHistoryAnswersFromIndex(t *testing.T) {
+	db, ix := fixtureDB(t), filepath.Join(t.TempDir(), "i.db")
+	release := lockHistory(t, db)
+	start := time.Now()
+	r := cli(t, "search", "--db", db, "--index", ix, "--json", "--", "ERR_QUOTA_7731")
+	if r.code != 1 || !strings.Contains(r.stderr, "locked by another process") || !strings.Contains(r.stderr, db) || !strings.Contains(r.stderr, "retry") {
+		t.Errorf("never-synced index over a locked history: exit %d, stderr %q; want exit 1 naming the file, the lock and what to do", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("failed only after %s", d)
+	}
+	release()
+
+	if r := cli(t, "sync", "--db", db, "--index", ix); r.code != 0 {
+		t.Fatalf("sync: %s", r.stderr)
+	}
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`UPDATE session SET title = 'LOCKED_RENAME_TITLE', time_updated = time_updated + 1 WHERE rowid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	release = lockHistory(t, db)
+	start = time.Now()
+	r = cli(t, "search", "--db", db, "--index", ix, "--json", "--", "ERR_QUOTA_7731")
+	took := time.Since(start)
+	var res struct{ Hits []struct{ SessionID string } }
+	decodeJSON(t, r, &res)
+	if len(res.Hits) == 0 {
+		t.Error("no hits from the index while the history was locked")
+	}
+	if !strings.Contains(r.stderr, "the history is locked by another process (OpenCode writing?); answered from the index as of ") {
+		t.Errorf("no notice that the answer comes from the index: %q", r.stderr)
+	}
+	if took > 3*time.Second {
+		t.Errorf("answered after %s", took)
+	}
+	release()
+	r = cli(t, "sessions", "--db", db, "--index", ix, "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, "LOCKED_RENAME_TITLE") || strings.Contains(r.stderr, "locked") {
+		t.Errorf("after the lock was released the change was not indexed: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

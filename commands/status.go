@@ -92,9 +92,12 @@ func init() {
 		Print: func(w io.Writer, result any) error {
 			r := result.(engine.SyncResult)
 			var err error
-			if r.Idle {
+			switch {
+			case r.Idle:
 				_, err = fmt.Fprintf(w, "index up to date (%d ms)\n", r.TookMS)
-			} else {
+			case r.Locked:
+				_, err = fmt.Fprintf(w, "index not updated: the history is locked (%d ms)\n", r.TookMS)
+			default:
 				_, err = fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
 					r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
 			}

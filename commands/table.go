@@ -195,6 +195,12 @@ func syncFirst(ctx context.Context, env *Env) error {
 	if res.Busy {
 		env.notify("another recall process is updating the index; answering from the index as it is")
 	}
+	for _, n := range res.Notices {
+		env.notify(n)
+	}
+	if n := res.LockNotice(); n != "" {
+		env.notify(n)
+	}
 	if res.Skipped > 0 {
 		env.notify(fmt.Sprintf("skipped %d malformed rows in the history (first: %s)", res.Skipped, first(res.Warnings)))
 	}

@@ -42,12 +42,16 @@ type Options struct {
 
 // Engine is an open source plus its index.
 type Engine struct {
-	opts     Options
+	opts Options
+	// srcMu guards src, which a sync replaces when the history file was
+	// replaced underneath it (reopenSource).
+	srcMu    sync.Mutex
 	src      *opencode.Source
 	ix       *index.Index
 	log      *slog.Logger
 	demo     bool
 	notices  []string
+	said     map[string]bool // notices already given, so each is said once
 	cursorMu sync.Mutex
 	key      []byte // cursor signing key, from the index
 	vocab    *vocabCache
@@ -89,7 +93,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}}
+	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {
@@ -121,6 +125,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.src = src
+	if n := src.Notice(); n != "" {
+		e.notices = append(e.notices, n)
+		e.said[n] = true
+	}
 	ixPath := opts.IndexPath
 	if ixPath == "" {
 		ixPath = DefaultIndexPath(opts.Getenv, path)
@@ -154,8 +162,8 @@ func (e *Engine) Config() Config { return e.config }
 func (e *Engine) Close() error {
 	var errs []error
 	errs = append(errs, e.closeSemantic())
-	if e.src != nil {
-		errs = append(errs, e.src.Close())
+	if src := e.source(); src != nil {
+		errs = append(errs, src.Close())
 	}
 	if e.ix != nil {
 		errs = append(errs, e.ix.Close())
@@ -171,7 +179,14 @@ func (e *Engine) Notices() []string { return append([]string(nil), e.notices...)
 func (e *Engine) IsDemo() bool { return e.demo }
 
 // SourcePath is the history being read.
-func (e *Engine) SourcePath() string { return e.src.Path() }
+func (e *Engine) SourcePath() string { return e.source().Path() }
+
+// source is the open history (a sync may have replaced it).
+func (e *Engine) source() *opencode.Source {
+	e.srcMu.Lock()
+	defer e.srcMu.Unlock()
+	return e.src
+}
 
 // IndexPath is the index file.
 func (e *Engine) IndexPath() string { return e.ix.Path() }

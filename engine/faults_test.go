@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,29 +167,84 @@ func TestMalformedRowsSkipped(t *testing.T) {
 	}
 }
 
-// A database locked by a writer gives a clear error after the busy wait,
-// never a hang.
-func TestLockedDatabase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the busy timeout")
+// holdLock locks db as a writer in rollback-journal mode does mid-commit
+// (BEGIN EXCLUSIVE on its own connection) until the returned func runs.
+func holdLock(t *testing.T, db string) func() {
+	t.Helper()
+	w, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
 	}
-	db := fixture(t, "v1")
-	w, _ := sql.Open("sqlite", db)
 	w.SetMaxOpenConns(1)
-	conn, _ := w.Conn(context.Background())
-	defer conn.Close()
+	conn, err := w.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := conn.ExecContext(context.Background(), `BEGIN EXCLUSIVE`); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			conn.ExecContext(context.Background(), `ROLLBACK`)
+			conn.Close()
+			w.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// A history locked by a writer: with nothing indexed, a sync fails after
+// the short busy wait with an error naming the file and what to do; with
+// an index that has content, it answers from the index, says so and as of
+// when, and the next sync after the lock catches up.
+func TestLockedDatabase(t *testing.T) {
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "i.db")
+	ctx := context.Background()
+	release := holdLock(t, db)
 	start := time.Now()
-	_, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: noEnv})
-	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "retry") {
-		t.Fatalf("want a locked error, got %v", err)
+	e, err := Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv})
+	if err != nil {
+		t.Fatalf("open of a locked history: %v", err)
 	}
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("waited %s", d)
+	_, err = e.Sync(ctx, SyncOptions{})
+	if !errors.Is(err, opencode.ErrLocked) || !strings.Contains(err.Error(), db) || !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("want a locked error naming the file and what to do, got %v", err)
 	}
-	conn.ExecContext(context.Background(), `ROLLBACK`)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("failed after %s", d)
+	}
+	release()
+	if _, err := e.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatalf("sync once the lock was released: %v", err)
+	}
+
+	w, _ := sql.Open("sqlite", db)
+	if _, err := w.Exec(`UPDATE session SET title = 'LOCKED_RENAME', time_updated = time_updated + 1 WHERE rowid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	release = holdLock(t, db)
+	start = time.Now()
+	res, err := e.Sync(ctx, SyncOptions{})
+	if err != nil || !res.Locked {
+		t.Fatalf("sync of a locked history over a synced index: %+v %v; want locked, no error", res, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("answered after %s", d)
+	}
+	if n := res.LockNotice(); !strings.Contains(n, "locked by another process (OpenCode writing?); answered from the index as of 20") {
+		t.Errorf("lock notice %q", n)
+	}
+	if hits := search(t, e, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
+		t.Error("no answer from the index")
+	}
+	release()
+	if res, err := e.Sync(ctx, SyncOptions{}); err != nil || res.Locked || res.Updated != 1 {
+		t.Errorf("sync after the lock: %+v %v; want the renamed session", res, err)
+	}
 }
 
 // Damage deep inside the index (not the schema page) is found on use: the

@@ -479,7 +479,7 @@ func (e *Engine) freshness(ctx context.Context) Freshness {
 		f.Stale = fp != e.syncFingerprint()
 	}
 	if f.Stale {
-		changed := max(e.src.ModTime().UnixMilli(), synced)
+		changed := max(e.source().ModTime().UnixMilli(), synced)
 		f.LagMS = max(time.Now().UnixMilli()-changed, 0)
 	}
 	return f

@@ -30,7 +30,8 @@ type Status struct {
 
 // Status reports counts and freshness.
 func (e *Engine) Status(ctx context.Context) (Status, error) {
-	st := Status{Source: e.src.Path(), Demo: e.demo, Eras: e.src.Eras(), Index: e.ix.Path(), Schema: index.SchemaVersion}
+	src := e.source()
+	st := Status{Source: src.Path(), Demo: e.demo, Eras: src.Eras(), Index: e.ix.Path(), Schema: index.SchemaVersion}
 	if fi, err := os.Stat(e.ix.Path()); err == nil {
 		st.IndexBytes = fi.Size()
 	}

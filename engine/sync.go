@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/source/opencode"
 )
 
 // SyncOptions tunes one sync.
@@ -41,7 +43,17 @@ type SyncResult struct {
 	Skipped  int      `json:"skipped"` // malformed rows skipped
 	Warnings []string `json:"warnings,omitempty"`
 	Busy     bool     `json:"busy,omitempty"` // another process was syncing; the index may lag
-	TookMS   int64    `json:"tookMs"`
+	// Locked: a writer held the history locked past the busy wait; the
+	// index is as it was at IndexAsOf (LockNotice says so to people).
+	Locked    bool   `json:"locked,omitempty"`
+	IndexAsOf string `json:"indexAsOf,omitempty"`
+	// Replaced: the history file was replaced (renamed over, restored), so
+	// the source was reopened and every session re-read.
+	Replaced bool `json:"replaced,omitempty"`
+	// Notices are one-line messages for people (a WAL that cannot be
+	// read); each is given once per engine.
+	Notices []string `json:"notices,omitempty"`
+	TookMS  int64    `json:"tookMs"`
 	// Embed is what the embedding step did (SyncOptions.Embed).
 	Embed *EmbedResult `json:"embed,omitempty"`
 }
@@ -112,31 +124,88 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 			return res, nil
 		}
 	}
-	e.src.ResetWarnings()
-	err = e.syncLocked(ctx, fp, opts, &res)
+	replaced, err := e.reopenSource(ctx)
+	if err != nil {
+		return res, err
+	}
+	src := e.source()
+	res.Replaced = replaced
+	if n := src.Notice(); n != "" && !e.said[n] {
+		e.said[n] = true
+		res.Notices = append(res.Notices, n)
+	}
+	src.ResetWarnings()
+	err = e.syncLocked(ctx, src, fp, opts, &res)
 	var warns []model.Warning
-	res.Skipped, warns = e.src.Skipped()
+	res.Skipped, warns = src.Skipped()
 	for _, w := range warns {
 		res.Warnings = append(res.Warnings, w.Where+": "+w.Reason)
 	}
 	if e.vocab != nil {
 		e.vocab.invalidate()
 	}
+	if errors.Is(err, opencode.ErrLocked) {
+		// A writer holds the history: the index as it is is the answer,
+		// unless it was never synced (then there is nothing to answer from
+		// and the error says what to do).
+		if synced, merr := e.ix.Meta(ctx, "synced_at"); merr == nil && synced != "" {
+			ms, _ := strconv.ParseInt(synced, 10, 64)
+			res.Locked, res.IndexAsOf = true, formatTime(ms)
+			return res, nil
+		}
+	}
 	return res, err
+}
+
+// LockNotice is what to tell people when the history was locked ("" when
+// it was not).
+func (r SyncResult) LockNotice() string {
+	if !r.Locked {
+		return ""
+	}
+	return "the history is locked by another process (OpenCode writing?); answered from the index as of " + r.IndexAsOf
+}
+
+// reopenSource opens the history again when the file at its path is not
+// the one the open handle reads (an open handle keeps reading a file
+// renamed over or deleted), or when the handle cannot see later writes
+// (immutable). It reports whether the identity changed. The caller holds
+// the index writer lock, so no other sync reads the old handle.
+func (e *Engine) reopenSource(ctx context.Context) (bool, error) {
+	old := e.source()
+	cur, err := opencode.CurrentIdentity(old.Path())
+	if err == nil && cur.Equal(old.Identity()) && !old.Immutable() {
+		return false, nil
+	}
+	src, err := opencode.Open(ctx, old.Path()) // also says why the path no longer reads
+	if err != nil {
+		return false, err
+	}
+	e.srcMu.Lock()
+	e.src = src
+	e.srcMu.Unlock()
+	if err := old.Close(); err != nil {
+		e.log.Warn("close replaced history", "path", old.Path(), "err", err)
+	}
+	replaced := !src.Identity().Equal(old.Identity())
+	if replaced {
+		e.log.Info("history replaced; re-reading it", "path", src.Path(), "was", old.Identity().String(), "now", src.Identity().String())
+	}
+	return replaced, nil
 }
 
 // syncFingerprint is what a sync records as source_fingerprint: the
 // source's files and the config that shaped the documents.
 func (e *Engine) syncFingerprint() string {
-	return e.src.Fingerprint() + "|config:" + e.config.Hash()
+	return e.source().Fingerprint() + "|config:" + e.config.Hash()
 }
 
-func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, res *SyncResult) error {
-	stamps, err := e.src.Stamps(ctx)
+func (e *Engine) syncLocked(ctx context.Context, src *opencode.Source, fp string, opts SyncOptions, res *SyncResult) error {
+	stamps, err := src.Stamps(ctx)
 	if err != nil {
 		return err
 	}
-	sessions, err := e.src.Sessions(ctx)
+	sessions, err := src.Sessions(ctx)
 	if err != nil {
 		return err
 	}
@@ -149,7 +218,12 @@ func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, re
 	// that was interrupted resumes where it stopped instead of starting
 	// over (forcing every sync until one completed never got anywhere on a
 	// history too big to index between two kills).
-	cfg := "|config:" + e.config.Hash()
+	//
+	// The source's identity is in the stamp for the same reason: a history
+	// replaced by another file (a restore, a reinstall) may give a session
+	// the same counts and times for other content, so every session is
+	// re-read from the new file, and an interrupted re-read resumes.
+	cfg := "|config:" + e.config.Hash() + "|src:" + src.Identity().String()
 	for id, st := range stamps {
 		stamps[id] = st + cfg
 	}
@@ -209,7 +283,7 @@ func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, re
 				return err
 			}
 		}
-		n, err := e.writeSession(ctx, w, s, rootOf(s, byID), stamps[s.ID], now)
+		n, err := e.writeSession(ctx, w, src, s, rootOf(s, byID), stamps[s.ID], now)
 		if err != nil {
 			return err
 		}
@@ -242,13 +316,16 @@ func (e *Engine) syncLocked(ctx context.Context, fp string, opts SyncOptions, re
 	if err := e.ix.SetMeta(ctx, "config_hash", e.config.Hash()); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
+	if err := e.ix.SetMeta(ctx, "source_identity", src.Identity().String()); err != nil {
+		return fmt.Errorf("record sync: %w", err)
+	}
 	return e.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
 }
 
-func (e *Engine) writeSession(ctx context.Context, w *index.Writer, s *model.Session, root, stamp string, now int64) (int, error) {
+func (e *Engine) writeSession(ctx context.Context, w *index.Writer, src *opencode.Source, s *model.Session, root, stamp string, now int64) (int, error) {
 	var counts index.SessionCounts
 	ord, parts := 0, 0
-	err := e.src.Messages(ctx, *s, func(m *model.Message) error {
+	err := src.Messages(ctx, *s, func(m *model.Message) error {
 		if err := w.PutMessage(ctx, s, root, ord, m, &counts); err != nil {
 			return err
 		}

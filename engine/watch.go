@@ -1,6 +1,6 @@
 package engine
 
-// SourceFingerprint is a cheap summary of the history's files (sizes and
-// modification times, no query): a watcher polls it and syncs when it
+// SourceFingerprint is a cheap summary of the history's files (inode, sizes
+// and modification times, no query): a watcher polls it and syncs when it
 // changes.
-func (e *Engine) SourceFingerprint() string { return e.src.Fingerprint() }
+func (e *Engine) SourceFingerprint() string { return e.source().Fingerprint() }

@@ -104,6 +104,7 @@ type host struct {
 	watching   bool
 	watchDone  chan struct{}
 	ready      chan struct{} // closed when the first background sync ended
+	lockSaid   bool          // the lock notice was given for the current locked streak
 	embedRun   *engine.EmbedRun
 	embedAgain bool
 	embedDone  chan struct{}
@@ -195,11 +196,11 @@ func (h *host) waitReady(ctx context.Context) error {
 func (h *host) watch(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	last := h.eng.SourceFingerprint()
-	h.backgroundSync(ctx, firstSyncWait)
+	// A history locked by a writer leaves a change unread (dirty): the
+	// next poll tries again rather than wait for another change.
+	dirty, dirtySince := h.backgroundSync(ctx, firstSyncWait), time.Now()
 	close(h.ready)
 	h.embed()
-	dirty := false
-	var dirtySince time.Time
 	t := time.NewTicker(h.poll)
 	defer t.Stop()
 	for {
@@ -216,24 +217,24 @@ func (h *host) watch(ctx context.Context, done chan struct{}) {
 			}
 			last = fp
 			if time.Since(dirtySince) >= h.maxLag {
-				dirty = false
-				h.backgroundSync(ctx, 0)
+				dirty = h.backgroundSync(ctx, 0)
 			}
 		case dirty:
-			dirty = false
-			h.backgroundSync(ctx, 0)
+			dirty = h.backgroundSync(ctx, 0)
 		}
 	}
 }
 
-func (h *host) backgroundSync(ctx context.Context, lockWait time.Duration) {
+// backgroundSync runs one sync for the watcher and reports whether the
+// history was locked (the change is still to be read).
+func (h *host) backgroundSync(ctx context.Context, lockWait time.Duration) (locked bool) {
 	if h.beforeSync != nil {
 		h.beforeSync(ctx)
 	}
 	h.syncMu.Lock()
 	defer h.syncMu.Unlock()
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	fan := h.fanout("Recall: indexing", "sessions")
 	res, err := h.eng.Sync(ctx, engine.SyncOptions{LockWait: lockWait,
@@ -248,17 +249,25 @@ func (h *host) backgroundSync(ctx context.Context, lockWait time.Duration) {
 				})
 			}
 		}
-		return
+		return false
 	}
-	h.log.Info("background sync", "idle", res.Idle, "added", res.Added, "updated", res.Updated, "deleted", res.Deleted, "busy", res.Busy, "ms", res.TookMS)
+	h.log.Info("background sync", "idle", res.Idle, "added", res.Added, "updated", res.Updated, "deleted", res.Deleted,
+		"busy", res.Busy, "locked", res.Locked, "replaced", res.Replaced, "ms", res.TookMS)
 	h.synced(res)
+	return res.Locked
 }
 
 // synced tells every connection about a sync (any connection's, or the
 // watcher's) and gives new documents their vectors.
 func (h *host) synced(res engine.SyncResult) {
+	// The watcher retries a locked history every poll: say so once per
+	// streak, not once a second.
+	h.mu.Lock()
+	sayLock := res.Locked && !h.lockSaid
+	h.lockSaid = res.Locked
+	h.mu.Unlock()
 	for _, s := range h.subscribers() {
-		s.post(func() { s.afterSync(s.base, res) })
+		s.post(func() { s.afterSync(s.base, res, sayLock) })
 	}
 	if !res.Idle && res.Added+res.Updated+res.Deleted > 0 {
 		h.embed()

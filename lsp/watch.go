@@ -13,9 +13,16 @@ import (
 	"github.com/recallhq/recall/engine"
 )
 
-// afterSync tells the client that the index changed: a notice for skipped
-// rows, recall/indexUpdated, and a code lens refresh.
-func (s *Server) afterSync(ctx context.Context, res engine.SyncResult) {
+// afterSync tells the client what a sync found: its notices (the lock
+// notice when sayLock), skipped rows, and when the index changed,
+// recall/indexUpdated and a code lens refresh.
+func (s *Server) afterSync(ctx context.Context, res engine.SyncResult, sayLock bool) {
+	for _, n := range res.Notices {
+		s.notify(ctx, protocol.MessageTypeInfo, n)
+	}
+	if sayLock && res.Locked {
+		s.notify(ctx, protocol.MessageTypeInfo, res.LockNotice())
+	}
 	if res.Skipped > 0 {
 		s.notify(ctx, protocol.MessageTypeWarning, fmt.Sprintf("skipped %d malformed rows in the history", res.Skipped))
 	}

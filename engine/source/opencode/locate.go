@@ -97,6 +97,15 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// fileSize is the size of the regular file at p, and whether there is one.
+func fileSize(p string) (int64, bool) {
+	st, err := os.Stat(p)
+	if err != nil || st.IsDir() {
+		return 0, false
+	}
+	return st.Size(), true
+}
+
 func hasLegacyTree(dir string) bool {
 	st, err := os.Stat(filepath.Join(dir, "storage", "session"))
 	return err == nil && st.IsDir()
