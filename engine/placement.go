@@ -11,13 +11,14 @@ import (
 
 // checkIndexPlacement refuses an index path that belongs to OpenCode: the
 // history database itself or its -wal/-shm/-journal (by name, and by
-// device and inode, which catches symlinks and hard links), a file beside
-// the history, or any path inside an OpenCode data directory
-// ($XDG_DATA_HOME/opencode, ~/.local/share/opencode, the data dir a
-// legacy history was read from, or the directory of a file named
-// opencode.db). Files beside a database with another name are refused too,
-// but not the directories under its folder: a history copied to ~/x.db
-// must not forbid the default index under ~/.local/share/recall.
+// device and inode, which catches symlinks and hard links), any file
+// beside the history, or any path inside an OpenCode data directory:
+// $XDG_DATA_HOME/opencode, ~/.local/share/opencode, the data dir a legacy
+// history was read from, or the history's directory when it is named
+// "opencode" (OpenCode's own layout, copied or another XDG root). Below
+// the directory of any other history only its direct files are refused:
+// a history at ~/opencode.db must not forbid the default index under
+// ~/.local/share/recall.
 func checkIndexPlacement(ixPath, source string, getenv func(string) string) error {
 	src, err := filepath.Abs(source)
 	if err != nil {
@@ -34,7 +35,7 @@ func checkIndexPlacement(ixPath, source string, getenv func(string) string) erro
 		trees = append(trees, src)
 	} else {
 		dbFile = src
-		if filepath.Base(src) == "opencode.db" {
+		if filepath.Base(filepath.Dir(src)) == "opencode" {
 			trees = append(trees, filepath.Dir(src))
 		}
 	}

@@ -52,6 +52,12 @@ func TestIndexPathMayNotBeTheHistory(t *testing.T) {
 		{"a path through a symlink into OpenCode's data dir", explicit, filepath.Join(linkDir, "oc", "index.db")},
 	}
 	os.Symlink(ocDir, filepath.Join(linkDir, "oc"))
+	// A copy of an OpenCode data dir elsewhere is one too.
+	copied := filepath.Join(t.TempDir(), "backup", "opencode", "opencode.db")
+	os.MkdirAll(filepath.Dir(copied), 0o700)
+	os.WriteFile(copied, b, 0o600)
+	cases = append(cases, struct{ name, db, index string }{"inside a copied OpenCode data dir", copied,
+		filepath.Join(filepath.Dir(copied), "recall", "index.db")})
 	for _, c := range cases {
 		db := c.db
 		if db == "" {
@@ -69,7 +75,18 @@ func TestIndexPathMayNotBeTheHistory(t *testing.T) {
 			t.Errorf("%s: the history or its directory changed", c.name)
 		}
 	}
-	// The default index, and one in a directory of its own, are fine.
+	// The default index, one in a directory of its own, and one below the
+	// folder of a history that is not in OpenCode's layout are fine.
+	home := t.TempDir()
+	loose := filepath.Join(home, "opencode.db")
+	os.WriteFile(loose, b, 0o600)
+	for _, ix := range []string{filepath.Join(home, ".local", "share", "recall", "index", "i.db"), filepath.Join(home, "recall", "i.db")} {
+		e, err := Open(context.Background(), Options{DBPath: loose, IndexPath: ix, Getenv: env})
+		if err != nil {
+			t.Fatalf("index %s under the folder of %s: %v", ix, loose, err)
+		}
+		e.Close()
+	}
 	e, err := Open(context.Background(), Options{DBPath: explicit, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: env})
 	if err != nil {
 		t.Fatal(err)
