@@ -85,7 +85,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Index, error) {
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create index dir %s: %w", dir, ExplainWrite(path, err))
+			return nil, fmt.Errorf("create index dir %s: %w", dir, explainCreate(err))
 		}
 	}
 	id, readOnly, err := claim(ctx, path, o)
@@ -97,6 +97,19 @@ func OpenWith(ctx context.Context, path string, o Options) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{db: db, path: path, readOnly: readOnly}
+	if err := ix.checkLayout(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if !readOnly {
+		// WAL is a property of the file (it persists), so it is set once
+		// here, after the layout was checked, and not in the DSN, which
+		// would switch a refused file to WAL before the check ran.
+		if _, err := db.ExecContext(ctx, `PRAGMA journal_mode = wal`); err != nil {
+			db.Close()
+			return nil, ExplainWrite(path, ix.readError(err))
+		}
+	}
 	if err := ix.migrate(ctx, id); err != nil {
 		db.Close()
 		return nil, ExplainWrite(path, err)
@@ -141,7 +154,7 @@ func claim(ctx context.Context, path string, o Options) (identity, bool, error) 
 				continue // another process made it first: judge that file
 			}
 			if err != nil {
-				return 0, false, fmt.Errorf("create index %s: %w", path, ExplainWrite(path, err))
+				return 0, false, fmt.Errorf("create index %s: %w", path, explainCreate(err))
 			}
 			f.Close()
 			if err := stamp(ctx, path); err != nil {
@@ -169,6 +182,18 @@ func claim(ctx context.Context, path string, o Options) (identity, bool, error) 
 	}
 }
 
+// explainCreate says what to do when a new index cannot be made: there is
+// nothing to answer from yet, so --no-sync would not help.
+func explainCreate(err error) error {
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("%w; pass --index with a path on a writable disk", err)
+	case IsDiskFull(err):
+		return fmt.Errorf("disk full (%w); free some space there or pass --index with a path on another disk", err)
+	}
+	return err
+}
+
 // openDB opens the driver's handle: read-write in WAL mode, or read-only.
 func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path}
@@ -177,7 +202,6 @@ func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
 		q.Set("mode", "ro")
 		q.Add("_pragma", "query_only(1)")
 	} else {
-		q.Add("_pragma", "journal_mode(wal)")
 		q.Add("_pragma", "synchronous(normal)")
 	}
 	q.Add("_pragma", "busy_timeout(10000)")
@@ -295,7 +319,7 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 			return ix.readError(err)
 		}
 		if n > 0 {
-			return notOurs(ix.path, "it has Recall's mark but tables Recall did not make")
+			return notOurs(ix.path, "it has Recall's mark and tables but no schema_version")
 		}
 	}
 	tx, err := ix.db.BeginTx(ctx, nil)
@@ -327,6 +351,32 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 		return fmt.Errorf("create index schema: %w", err)
 	}
 	return ix.adopt(ctx, id)
+}
+
+// checkLayout refuses a file with Recall's mark that holds a table Recall
+// never makes: the mark alone could have been copied, and a Recall index
+// never holds anyone else's data. It only reads (no WAL switch yet), so a
+// refused file is left as it was. Damage that stops the read is ErrCorrupt:
+// the file is ours by its mark.
+func (ix *Index) checkLayout(ctx context.Context) error {
+	rows, err := ix.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
+	if err != nil {
+		return ix.readError(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return ix.readError(err)
+		}
+		if !schemaTables[name] && !legacyTables[name] {
+			return notOurs(ix.path, fmt.Sprintf("it has Recall's mark but a table %q that Recall never makes", name))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ix.readError(err)
+	}
+	return nil
 }
 
 // errNoSchema means the file has no schema_version yet.
@@ -494,6 +544,23 @@ var schema = []string{
 	// history itself is never touched).
 	`CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, time INTEGER NOT NULL) WITHOUT ROWID`,
 }
+
+// schemaTables are the tables the current schema makes, with the shadow
+// tables SQLite keeps behind each FTS5 table.
+var schemaTables = func() map[string]bool {
+	m := map[string]bool{}
+	for _, stmt := range schema {
+		var name string
+		if _, err := fmt.Sscanf(stmt, "CREATE TABLE IF NOT EXISTS %s", &name); err == nil {
+			m[strings.SplitN(name, "(", 2)[0]] = true
+		} else if _, err := fmt.Sscanf(stmt, "CREATE VIRTUAL TABLE IF NOT EXISTS %s", &name); err == nil {
+			for _, shadow := range []string{"", "_data", "_idx", "_docsize", "_config", "_content"} {
+				m[name+shadow] = true
+			}
+		}
+	}
+	return m
+}()
 
 // Meta reads a meta value ("" when absent).
 func (ix *Index) Meta(ctx context.Context, key string) (string, error) {

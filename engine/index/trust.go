@@ -107,6 +107,32 @@ var legacyTables = map[string]bool{
 // legacyRequired are the tables every pre-mark schema had.
 var legacyRequired = []string{"meta", "sessions", "messages", "parts", "docs", "docs_fts", "vocab", "file_touches"}
 
+// readTables lists the tables of the SQLite file at path, read with
+// immutable=1: no -shm is made and no lock taken, so a file that is then
+// refused was never touched.
+func readTables(ctx context.Context, path string) ([]string, error) {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, rows.Err()
+}
+
 // legacyLayout adopts an index made before the mark only when it is
 // certainly one: every table is one of ours, all of schema 1's are there,
 // and meta holds a schema_version we made and a 16-byte cursor_key. A
@@ -116,35 +142,28 @@ var legacyRequired = []string{"meta", "sessions", "messages", "parts", "docs", "
 // tables are still only in its -wal (killed before its first checkpoint)
 // is refused too, with a message saying to remove it.
 func legacyLayout(ctx context.Context, path string) error {
+	names, err := readTables(ctx, path)
+	if err != nil {
+		return notOurs(path, "an SQLite database Recall cannot read")
+	}
+	have := map[string]bool{}
+	for _, name := range names {
+		if !legacyTables[name] {
+			return notOurs(path, fmt.Sprintf("an SQLite database with a table %q that Recall never makes", name))
+		}
+		have[name] = true
+	}
+	for _, name := range legacyRequired {
+		if !have[name] {
+			return notOurs(path, fmt.Sprintf("an SQLite database without Recall's %q table", name))
+		}
+	}
 	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		return notOurs(path, "an SQLite database Recall cannot read")
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
-	if err != nil {
-		return notOurs(path, "an SQLite database Recall cannot read")
-	}
-	have := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return notOurs(path, "an SQLite database Recall cannot read")
-		}
-		if !legacyTables[name] {
-			rows.Close()
-			return notOurs(path, fmt.Sprintf("an SQLite database with a table %q that Recall never makes", name))
-		}
-		have[name] = true
-	}
-	rows.Close()
-	for _, name := range legacyRequired {
-		if !have[name] {
-			return notOurs(path, fmt.Sprintf("an SQLite database without Recall's %q table", name))
-		}
-	}
 	var version, key string
 	db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
 	db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'cursor_key'`).Scan(&key)
@@ -237,11 +256,24 @@ func ExplainWrite(path string, err error) error {
 // ErrReadOnly marks a write to an index opened read-only.
 var ErrReadOnly = errors.New("index is read-only")
 
-func readOnlyError(path string, err error) error {
-	if err == nil {
-		err = ErrReadOnly
-	} else {
-		err = fmt.Errorf("%w: %w", ErrReadOnly, err)
+func readOnlyError(path string, err error) error { return &readOnlyErr{path: path, err: err} }
+
+type readOnlyErr struct {
+	path string
+	err  error // the failed write, if any
+}
+
+func (e *readOnlyErr) Error() string {
+	msg := fmt.Sprintf("the index %s is read-only (read-only storage, or a mode that forbids writing), so it cannot be updated; answer from it as it is with --no-sync, or pass --index with a writable path", e.path)
+	if e.err != nil {
+		msg += " (" + e.err.Error() + ")"
 	}
-	return fmt.Errorf("the index %s is on read-only storage, so it cannot be updated; answer from it as it is with --no-sync, or pass --index with a path on a writable disk (%w)", path, err)
+	return msg
+}
+
+func (e *readOnlyErr) Unwrap() []error {
+	if e.err == nil {
+		return []error{ErrReadOnly}
+	}
+	return []error{ErrReadOnly, e.err}
 }

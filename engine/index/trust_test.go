@@ -373,3 +373,61 @@ func TestLockFileRefusals(t *testing.T) {
 		}
 	}
 }
+
+// An empty file (what an interrupted create leaves) holds nothing to lose:
+// it becomes the index. A file with Recall's mark but tables Recall did
+// not make is refused like any foreign file.
+func TestEmptyAndMarkedFiles(t *testing.T) {
+	p := filepath.Join(privateDir(t), "i.db")
+	os.WriteFile(p, nil, 0o600)
+	openIndex(t, p).Close()
+	if appID(t, p) != ApplicationID {
+		t.Error("an empty file did not become a marked index")
+	}
+
+	p = filepath.Join(privateDir(t), "marked.db")
+	sqliteFile(t, p, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID), `CREATE TABLE notes(body TEXT)`)
+	os.Chmod(p, 0o600)
+	before := stateOf(t, p)
+	if ix, err := Open(context.Background(), p); err == nil {
+		ix.Close()
+		t.Error("opened a marked file holding someone else's tables")
+	} else if !strings.Contains(err.Error(), "not a Recall index") {
+		t.Errorf("want a not-a-Recall-index refusal, got %v", err)
+	}
+	assertUntouched(t, "marked file with foreign tables", p, before)
+}
+
+// MoveAside keeps the damaged bytes under a new name and refuses a file
+// that is not Recall's.
+func TestMoveAside(t *testing.T) {
+	dir := privateDir(t)
+	p := filepath.Join(dir, "i.db")
+	openIndex(t, p).Close()
+	want := stateOf(t, p).hash
+	moved, err := MoveAside(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(moved, p+".damaged-") || stateOf(t, moved).hash != want {
+		t.Errorf("moved to %s (hash %s), want %s.damaged-* with the same bytes", moved, stateOf(t, moved).hash, p)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", p, err)
+	}
+	// A second damage within the same second gets its own name.
+	openIndex(t, p).Close()
+	again, err := MoveAside(p)
+	if err != nil || again == moved {
+		t.Errorf("second move: %s, %v (first %s)", again, err, moved)
+	}
+
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("mine"), 0o600)
+	if _, err := MoveAside(text); err == nil {
+		t.Error("moved a file that is not an index")
+	}
+	if b, _ := os.ReadFile(text); string(b) != "mine" {
+		t.Error("the foreign file changed")
+	}
+}
