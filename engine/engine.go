@@ -88,8 +88,9 @@ func ownIndexDir(ixPath string, getenv func(string) string, source string) bool 
 
 // Open locates the history, opens it read-only and opens (or creates) the
 // index; an index path that is OpenCode's, not provably Recall's, or open
-// to other users is refused (ErrIndexRefused) with nothing touched. With no history anywhere and no explicit --db, it opens the bundled
-// demo history and says so in Notices.
+// to other users is refused (ErrIndexRefused) with nothing touched. With
+// no history anywhere and no explicit --db, it opens the bundled demo
+// history and says so in Notices.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
