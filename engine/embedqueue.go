@@ -230,6 +230,9 @@ func (e *Engine) docKinds(ctx context.Context, rids []int64) (map[int64]string, 
 
 // withWriter runs fn holding the index writer lock.
 func (e *Engine) withWriter(ctx context.Context, wait time.Duration, fn func() error) error {
+	if e.ix.ReadOnly() {
+		return e.ix.ReadOnlyError()
+	}
 	lctx := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
@@ -244,7 +247,7 @@ func (e *Engine) withWriter(ctx context.Context, wait time.Duration, fn func() e
 		return err
 	}
 	defer lock.Unlock()
-	return fn()
+	return index.ExplainWrite(e.ix.Path(), fn())
 }
 
 // EmbedRun is a background embedding run (see Engine.StartEmbedding).

@@ -58,6 +58,7 @@ type Engine struct {
 	config   Config
 	redactor *redact.Redactor
 	sem      semanticState // embedding model, vectors, embedding runs (semantic.go)
+	ixOpts   index.Options
 }
 
 // DataDir is Recall's data directory: $XDG_DATA_HOME/recall or
@@ -83,9 +84,17 @@ func DefaultIndexPath(getenv func(string) string, sourcePath string) string {
 	return filepath.Join(DataDir(getenv), "index", hex.EncodeToString(sum[:8])+".db")
 }
 
+// ownIndexDir reports whether ixPath is in Recall's own index directory.
+func ownIndexDir(ixPath string, getenv func(string) string, source string) bool {
+	def, err := filepath.Abs(DefaultIndexPath(getenv, source))
+	return err == nil && filepath.Dir(def) == filepath.Dir(ixPath)
+}
+
 // Open locates the history, opens it read-only and opens (or creates) the
-// index. With no history anywhere and no explicit --db, it opens the bundled
-// demo history and says so in Notices.
+// index; an index path that is OpenCode's, not provably Recall's, or open
+// to other users is refused (ErrIndexRefused) with nothing touched. With
+// no history anywhere and no explicit --db, it opens the bundled demo
+// history and says so in Notices.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -120,6 +129,18 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	ixPath := opts.IndexPath
+	if ixPath == "" {
+		ixPath = DefaultIndexPath(opts.Getenv, path)
+	}
+	if ixPath, err = filepath.Abs(ixPath); err != nil {
+		return nil, fmt.Errorf("index path: %w", err)
+	}
+	// Before anything is opened: the index may never be one of OpenCode's
+	// files (the history opens read-only, but the index would be written).
+	if err := checkIndexPlacement(ixPath, path, opts.Getenv); err != nil {
+		return nil, err
+	}
 	src, err := opencode.Open(ctx, path)
 	if err != nil {
 		return nil, err
@@ -129,18 +150,18 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		e.notices = append(e.notices, n)
 		e.said[n] = true
 	}
-	ixPath := opts.IndexPath
-	if ixPath == "" {
-		ixPath = DefaultIndexPath(opts.Getenv, path)
-	}
-	ix, err := index.Open(ctx, ixPath)
+	// Recall's own index directory (where the default index lives, also
+	// when a daemon passes that path explicitly) must be private.
+	e.ixOpts = index.Options{PrivateDir: ownIndexDir(ixPath, opts.Getenv, path)}
+	ixOpts := e.ixOpts
+	ix, err := index.OpenWith(ctx, ixPath, ixOpts)
 	if errors.Is(err, index.ErrCorrupt) {
-		e.log.Warn("index corrupt; rebuilding", "path", ixPath, "err", err)
-		e.notices = append(e.notices, fmt.Sprintf("the index %s was damaged; rebuilt it from the history", ixPath))
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			_ = os.Remove(ixPath + suffix)
+		var moved string
+		if moved, err = index.MoveAside(ixPath); err == nil {
+			e.log.Warn("index damaged; moved aside and rebuilding", "path", ixPath, "moved", moved)
+			e.notices = append(e.notices, damagedNotice(ixPath, moved))
+			ix, err = index.OpenWith(ctx, ixPath, ixOpts)
 		}
-		ix, err = index.Open(ctx, ixPath)
 	}
 	if err != nil {
 		src.Close()
@@ -153,6 +174,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// ErrIndexRefused marks an index path Recall will not use (index.ErrRefused):
+// the error says why and how to fix it; nothing was written.
+var ErrIndexRefused = index.ErrRefused
+
+func damagedNotice(path, moved string) string {
+	return fmt.Sprintf("the index %s was damaged; moved it to %s and rebuilt the index from the history", path, moved)
 }
 
 // Config is the configuration in effect.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -72,7 +73,7 @@ func TestNotSQLiteAndTruncated(t *testing.T) {
 	for name, content := range cases {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, content, 0o644)
-		e, err := Open(context.Background(), Options{DBPath: p, IndexPath: filepath.Join(dir, name+".idx"), Getenv: noEnv})
+		e, err := Open(context.Background(), Options{DBPath: p, IndexPath: filepath.Join(t.TempDir(), name+".idx"), Getenv: noEnv})
 		if err == nil {
 			_, err = e.Sync(context.Background(), SyncOptions{})
 			e.Close()
@@ -92,13 +93,14 @@ func TestUnknownSchema(t *testing.T) {
 	db, _ := sql.Open("sqlite", p)
 	db.Exec(`CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)`)
 	db.Close()
-	_, err := Open(context.Background(), Options{DBPath: p, IndexPath: p + ".idx", Getenv: noEnv})
+	_, err := Open(context.Background(), Options{DBPath: p, IndexPath: filepath.Join(t.TempDir(), "other.idx"), Getenv: noEnv})
 	if err == nil || !strings.Contains(err.Error(), "unknown schema") {
 		t.Fatalf("want unknown schema error, got %v", err)
 	}
 }
 
-// A damaged index is rebuilt from the history, and the user is told.
+// A damaged index is moved aside (not deleted: <name>.damaged-<time>), the
+// notice says where, and a fresh index is built from the history.
 func TestCorruptIndexRebuilt(t *testing.T) {
 	db := fixture(t, "v1")
 	ix := filepath.Join(t.TempDir(), "index.db")
@@ -112,13 +114,26 @@ func TestCorruptIndexRebuilt(t *testing.T) {
 	}
 	os.WriteFile(ix, b, 0o600)
 	e2 := openAt(t, db, ix)
-	joined := strings.Join(e2.Notices(), "\n")
-	if !strings.Contains(joined, "rebuilt") {
-		t.Fatalf("no rebuild notice: %q", joined)
+	moved := damagedCopies(t, ix)
+	if len(moved) != 1 {
+		t.Fatalf("want the damaged index moved to one %s.damaged-* file, got %v", ix, moved)
+	}
+	if got, _ := os.ReadFile(moved[0]); !bytes.Equal(got, b) {
+		t.Error("the moved file is not the damaged index byte for byte")
+	}
+	if joined := strings.Join(e2.Notices(), "\n"); !strings.Contains(joined, moved[0]) || !strings.Contains(joined, "rebuilt") {
+		t.Errorf("notice should say where the damaged index went: %q", joined)
 	}
 	if hits := search(t, e2, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
 		t.Fatal("rebuilt index finds nothing")
 	}
+}
+
+// damagedCopies lists the files a damaged index was moved to.
+func damagedCopies(t *testing.T, ix string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(ix + ".damaged-*")
+	return m
 }
 
 // Malformed rows are skipped and counted; everything else is indexed.
@@ -248,7 +263,7 @@ func TestLockedDatabase(t *testing.T) {
 }
 
 // Damage deep inside the index (not the schema page) is found on use: the
-// command path rebuilds and answers.
+// command path rebuilds (moving the damaged file aside too) and answers.
 func TestDamageFoundOnUseIsRebuilt(t *testing.T) {
 	db := fixture(t, "v1")
 	ix := filepath.Join(t.TempDir(), "index.db")
@@ -274,6 +289,13 @@ func TestDamageFoundOnUseIsRebuilt(t *testing.T) {
 	}
 	if _, err := e2.RebuildIndex(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	moved := damagedCopies(t, ix)
+	if len(moved) != 1 {
+		t.Fatalf("want the damaged index moved to one %s.damaged-* file, got %v", ix, moved)
+	}
+	if joined := strings.Join(e2.Notices(), "\n"); !strings.Contains(joined, moved[0]) {
+		t.Errorf("notice should name %s: %q", moved[0], joined)
 	}
 	if hits := search(t, e2, "ERR_QUOTA_7731").Hits; len(hits) == 0 {
 		t.Fatal("no hits after rebuild")

@@ -63,6 +63,9 @@ func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, er
 			ids = append(ids, k.ID)
 		}
 	}
+	if e.ix.ReadOnly() {
+		return ForgetResult{}, e.ix.ReadOnlyError()
+	}
 	lock, err := index.LockWriter(ctx, e.ix.Path())
 	if err != nil {
 		return ForgetResult{}, err
@@ -70,14 +73,14 @@ func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, er
 	defer lock.Unlock()
 	w, err := e.ix.BeginWrite(ctx)
 	if err != nil {
-		return ForgetResult{}, err
+		return ForgetResult{}, index.ExplainWrite(e.ix.Path(), err)
 	}
 	if err := w.Forget(ctx, ids, time.Now().UnixMilli()); err != nil {
 		w.Rollback()
-		return ForgetResult{}, err
+		return ForgetResult{}, index.ExplainWrite(e.ix.Path(), err)
 	}
 	if err := w.Commit(ctx); err != nil {
-		return ForgetResult{}, err
+		return ForgetResult{}, index.ExplainWrite(e.ix.Path(), err)
 	}
 	if e.vocab != nil {
 		e.vocab.invalidate()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/source/opencode"
@@ -19,19 +18,27 @@ func IsIndexDamaged(err error) bool {
 	return index.IsCorruption(err)
 }
 
-// RebuildIndex deletes the index file and builds it again from the history.
-// The index is a cache, so nothing is lost but time; cursors made by the old
-// index stop resolving (they say so).
+// RebuildIndex moves the damaged index aside (<path>.damaged-<time>, so
+// nothing is deleted) and builds a new one from the history. The index is
+// a cache, so nothing is lost but time; cursors made by the old index stop
+// resolving (they say so).
 func (e *Engine) RebuildIndex(ctx context.Context) (SyncResult, error) {
 	path := e.ix.Path()
+	if e.ix.ReadOnly() {
+		return SyncResult{}, fmt.Errorf("the index %s is damaged: %w", path, e.ix.ReadOnlyError())
+	}
 	e.log.Warn("index damaged; rebuilding", "path", path)
 	e.ix.Close()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
-			return SyncResult{}, fmt.Errorf("remove damaged index %s: %w; delete it by hand", path, err)
+	moved, err := index.MoveAside(path)
+	if err != nil {
+		// Keep the engine usable for whatever still reads.
+		if ix, rerr := index.OpenWith(ctx, path, e.ixOpts); rerr == nil {
+			e.ix = ix
+			e.ix.SetRedact(e.redactor.Redact)
 		}
+		return SyncResult{}, err
 	}
-	ix, err := index.Open(ctx, path)
+	ix, err := index.OpenWith(ctx, path, e.ixOpts)
 	if err != nil {
 		return SyncResult{}, err
 	}
@@ -43,6 +50,6 @@ func (e *Engine) RebuildIndex(ctx context.Context) (SyncResult, error) {
 	if err := e.loadKey(ctx); err != nil {
 		return SyncResult{}, err
 	}
-	e.notices = append(e.notices, fmt.Sprintf("the index %s was damaged; rebuilt it from the history", path))
+	e.notices = append(e.notices, damagedNotice(path, moved))
 	return e.Sync(ctx, SyncOptions{Force: true})
 }

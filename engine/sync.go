@@ -72,14 +72,21 @@ const firstSyncLockWait = 2 * time.Minute
 
 // Sync brings the index up to date with the history. It reads nothing when
 // the history's files are unchanged since the last sync.
+//
+// On read-only storage it fails at once, saying to use --no-sync; a full
+// disk fails with "disk full" and the index path, keeping what earlier
+// transactions committed.
 func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+	if e.ix.ReadOnly() {
+		return SyncResult{}, e.ix.ReadOnlyError()
+	}
 	res, err := e.sync(ctx, opts)
 	if err != nil || !opts.Embed {
-		return res, err
+		return res, index.ExplainWrite(e.ix.Path(), err)
 	}
 	er, err := e.Embed(ctx, EmbedOptions{Progress: opts.EmbedProgress, LockWait: opts.LockWait})
 	res.Embed = &er
-	return res, err
+	return res, index.ExplainWrite(e.ix.Path(), err)
 }
 
 func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, err error) {

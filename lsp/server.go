@@ -394,6 +394,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	}
 	h, err := s.cfg.hosts.acquire(ctx, key, hostConfig{log: s.log, getenv: s.cfg.Getenv,
 		poll: s.cfg.PollInterval, maxLag: s.cfg.MaxLag, beforeSync: s.cfg.beforeSync}, s)
+	if errors.Is(err, engine.ErrIndexRefused) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions.index: %v", err)
+	}
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall cannot open the history: %v (set initializationOptions.db to an opencode.db)", err)
 	}

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
@@ -23,14 +25,15 @@ import (
 // changes; an index with another version is migrated or rebuilt.
 const SchemaVersion = 4
 
-// ErrCorrupt marks an index file that cannot be used; the caller deletes and
-// rebuilds it.
+// ErrCorrupt marks an index file of ours that is damaged; the caller moves
+// it aside (MoveAside) and rebuilds it.
 var ErrCorrupt = errors.New("index is corrupt")
 
 // Index is an open index file.
 type Index struct {
-	db   *sql.DB
-	path string
+	db       *sql.DB
+	path     string
+	readOnly bool // on read-only storage: queries only
 	// redact cleans text before it is tokenized into the FTS index and the
 	// vocabulary, so a secret can never be found by searching for it.
 	redact func(string) string
@@ -53,27 +56,155 @@ func (ix *Index) DB() *sql.DB { return ix.db }
 // Path is the index file.
 func (ix *Index) Path() string { return ix.path }
 
-// Open opens or creates the index at path (mode 0600, WAL so readers never
-// wait for the writer) and brings its schema up to date. A file that is not
-// a usable index returns an error wrapping ErrCorrupt.
+// Options tune OpenWith.
+type Options struct {
+	// PrivateDir says the index directory is Recall's own (the default
+	// one, created 0700): group/others may not even list it.
+	PrivateDir bool
+}
+
+// Open opens or creates the index at path with default Options.
 func Open(ctx context.Context, path string) (*Index, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith opens or creates the index at path (mode 0600, WAL so readers
+// never wait for the writer) and brings its schema up to date.
+//
+// It writes only to a file it can prove is an index: one it creates (with
+// O_EXCL), one with Recall's application_id, an empty one, or a pre-mark
+// index (see legacyLayout). Anything else, and an index or directory other
+// users could read or write, is refused with a *RefusedError (ErrRefused)
+// before a byte is written. An index on read-only storage opens read-only
+// (ReadOnly). Damage to an index of ours returns an error wrapping
+// ErrCorrupt.
+func OpenWith(ctx context.Context, path string, o Options) (*Index, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create index dir: %w", err)
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create index dir %s: %w", dir, explainCreate(err))
+		}
 	}
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	} else {
+	id, readOnly, err := claim(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openDB(ctx, path, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{db: db, path: path, readOnly: readOnly}
+	if err := ix.checkLayout(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if !readOnly {
+		// WAL is a property of the file (it persists), so it is set once
+		// here, after the layout was checked, and not in the DSN, which
+		// would switch a refused file to WAL before the check ran.
+		if _, err := db.ExecContext(ctx, `PRAGMA journal_mode = wal`); err != nil {
+			db.Close()
+			return nil, ExplainWrite(path, ix.readError(err))
+		}
+	}
+	if err := ix.migrate(ctx, id); err != nil {
+		db.Close()
+		return nil, ExplainWrite(path, err)
+	}
+	return ix, nil
+}
+
+// claim decides whether path may be the index and readies it. An existing
+// file is identified first (a foreign file gets "not a Recall index", not
+// advice to chmod it), then its owner and mode, the files beside it and
+// the directory are checked; a missing file is created with O_EXCL and
+// stamped with the application_id.
+func claim(ctx context.Context, path string, o Options) (identity, bool, error) {
+	for attempt := 0; ; attempt++ {
+		id := idMissing
+		fi, err := os.Lstat(path)
+		switch {
+		case err == nil:
+			if !fi.Mode().IsRegular() {
+				return 0, false, checkOwnFile(path, path, fi) // a symlink or not a file: never read through it
+			}
+			if id, err = identify(ctx, path); err != nil {
+				return 0, false, err
+			}
+			if err := checkExisting(path); err != nil {
+				return 0, false, err
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return 0, false, fmt.Errorf("index %s: %w", path, err)
+		default:
+			if err := checkSideFiles(path); err != nil {
+				return 0, false, err
+			}
+		}
+		if err := checkDir(path, filepath.Dir(path), o.PrivateDir); err != nil {
+			return 0, false, err
+		}
+		switch id {
+		case idMissing:
+			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+			if errors.Is(err, os.ErrExist) && attempt == 0 {
+				continue // another process made it first: judge that file
+			}
+			if err != nil {
+				return 0, false, fmt.Errorf("create index %s: %w", path, explainCreate(err))
+			}
+			f.Close()
+			if err := stamp(ctx, path); err != nil {
+				// Ours: made by the O_EXCL open above.
+				os.Remove(path)
+				os.Remove(path + "-journal")
+				return 0, false, fmt.Errorf("create index %s: %w", path, ExplainWrite(path, err))
+			}
+			return idOurs, false, nil
+		case idEmpty:
+			if err := stamp(ctx, path); err != nil {
+				return 0, false, fmt.Errorf("create index %s: %w", path, ExplainWrite(path, err))
+			}
+			return idOurs, false, nil
+		}
+		f, err := openNoFollow(path, os.O_RDWR)
+		if err != nil {
+			if isReadOnlyErr(err) {
+				return id, true, nil
+			}
+			return 0, false, fmt.Errorf("open index %s: %w", path, err)
+		}
 		f.Close()
+		return id, false, nil
 	}
-	_ = os.Chmod(path, 0o600)
+}
+
+// explainCreate says what to do when a new index cannot be made: there is
+// nothing to answer from yet, so --no-sync would not help.
+func explainCreate(err error) error {
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("%w; pass --index with a path on a writable disk", err)
+	case IsDiskFull(err):
+		return fmt.Errorf("disk full (%w); free some space there or pass --index with a path on another disk", err)
+	}
+	return err
+}
+
+// openDB opens the driver's handle: read-write in WAL mode, or read-only.
+func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path}
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(wal)")
+	if readOnly {
+		q.Set("mode", "ro")
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "synchronous(normal)")
+	}
 	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "synchronous(normal)")
 	q.Add("_pragma", "foreign_keys(off)")
 	q.Add("_pragma", "cache_size(-16000)")
 	// No memory map: mapped index pages count against RSS (a 200k-part
@@ -86,16 +217,40 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
-	ix := &Index{db: db, path: path}
-	if err := ix.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	if !readOnly {
+		return db, nil
 	}
-	for _, suffix := range []string{"-wal", "-shm"} {
-		_ = os.Chmod(path+suffix, 0o600)
+	// A WAL index on read-only storage has no -shm (the last writer removed
+	// it) and none can be made; nothing can write there either, so reading
+	// it as immutable is safe (what the source reader does too).
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err == nil || !cannotOpen(err) {
+		return db, nil
 	}
-	return ix, nil
+	db.Close()
+	q.Set("immutable", "1")
+	u.RawQuery = q.Encode()
+	db, err = sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	return db, nil
 }
+
+// cannotOpen reports SQLITE_CANTOPEN (14) or SQLITE_READONLY (8): a WAL
+// file that cannot be made on read-only storage.
+func cannotOpen(err error) bool {
+	c := sqliteCode(err)
+	return c == 14 || c == sqliteReadOnly || strings.Contains(err.Error(), "unable to open")
+}
+
+// ReadOnly reports an index opened read-only (it is on read-only storage):
+// it answers queries; every write fails.
+func (ix *Index) ReadOnly() bool { return ix.readOnly }
+
+// ReadOnlyError is the error for a write to a read-only index.
+func (ix *Index) ReadOnlyError() error { return readOnlyError(ix.path, nil) }
 
 // Close closes the index.
 func (ix *Index) Close() error { return ix.db.Close() }
@@ -105,36 +260,67 @@ func corrupt(path string, err error) error {
 }
 
 // IsCorruption reports an error that means the index file is damaged.
-func IsCorruption(err error) bool { return err != nil && isCorruption(err) }
+func IsCorruption(err error) bool {
+	return err != nil && !errors.Is(err, ErrRefused) && !errors.Is(err, ErrReadOnly) && isCorruption(err)
+}
 
 func isCorruption(err error) bool {
+	if c := sqliteCode(err); c != 0 {
+		return c == 11 || c == 26 // SQLITE_CORRUPT, SQLITE_NOTADB
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") ||
 		strings.Contains(msg, "(26)") || strings.Contains(msg, "(11)") || strings.Contains(msg, "corrupt")
 }
 
-func (ix *Index) migrate(ctx context.Context) error {
+// schemaLockWait bounds how long a new index's schema creation waits for
+// the writer lock: another process creating the same index holds it for
+// its first sync, which the engine also waits up to two minutes for.
+const schemaLockWait = 2 * time.Minute
+
+func (ix *Index) migrate(ctx context.Context, id identity) error {
 	// No PRAGMA quick_check here: it walks the whole file (and every FTS5
 	// segment), seconds on a large index, on every command. Damage shows up
 	// as an SQLITE_CORRUPT error on first use instead, and the engine
 	// rebuilds then (see Engine.Sync).
-	var version int
-	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
+	version, err := ix.schemaVersion(ctx)
 	switch {
 	case err == nil && version == SchemaVersion:
-		return nil
+		return ix.adopt(ctx, id)
+	case err != nil && !errors.Is(err, errNoSchema):
+		return err
+	case ix.readOnly:
+		return fmt.Errorf("the index %s needs its schema built or upgraded (schema %d, want %d), which read-only storage does not allow; run once with the index on a writable disk, or pass --index with a path on one", ix.path, version, SchemaVersion)
+	}
+	lctx, cancel := context.WithTimeout(ctx, schemaLockWait)
+	lock, err := LockWriter(lctx, ix.path)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	// Another process may have built it while we waited.
+	version, err = ix.schemaVersion(ctx)
+	switch {
+	case err == nil && version == SchemaVersion:
+		return ix.adopt(ctx, id)
 	case err == nil:
-		// Older or newer layout: the index is a cache, so drop and rebuild.
+		// Older or newer layout of ours: the index is a cache, so drop and
+		// rebuild.
 		if err := ix.dropAll(ctx); err != nil {
 			return err
 		}
-	case errors.Is(err, sql.ErrNoRows) || strings.Contains(err.Error(), "no such table"):
-		// New file.
+	case !errors.Is(err, errNoSchema):
+		return err
 	default:
-		if isCorruption(err) {
-			return corrupt(ix.path, err)
+		// No meta table yet: a new file, unless something else lives in it.
+		var n int
+		if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil {
+			return ix.readError(err)
 		}
-		return fmt.Errorf("read index schema: %w", err)
+		if n > 0 {
+			return notOurs(ix.path, "it has Recall's mark and tables but no schema_version")
+		}
 	}
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -161,7 +347,74 @@ func (ix *Index) migrate(ctx context.Context) error {
 			return fmt.Errorf("write index meta: %w", err)
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create index schema: %w", err)
+	}
+	return ix.adopt(ctx, id)
+}
+
+// checkLayout refuses a file with Recall's mark that holds a table Recall
+// never makes: the mark alone could have been copied, and a Recall index
+// never holds anyone else's data. It only reads (no WAL switch yet), so a
+// refused file is left as it was. Damage that stops the read is ErrCorrupt:
+// the file is ours by its mark.
+func (ix *Index) checkLayout(ctx context.Context) error {
+	rows, err := ix.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
+	if err != nil {
+		return ix.readError(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return ix.readError(err)
+		}
+		if !schemaTables[name] && !legacyTables[name] {
+			return notOurs(ix.path, fmt.Sprintf("it has Recall's mark but a table %q that Recall never makes", name))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ix.readError(err)
+	}
+	return nil
+}
+
+// errNoSchema means the file has no schema_version yet.
+var errNoSchema = errors.New("no index schema")
+
+func (ix *Index) schemaVersion(ctx context.Context) (int, error) {
+	var version int
+	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
+	switch {
+	case err == nil:
+		return version, nil
+	case errors.Is(err, sql.ErrNoRows) || strings.Contains(err.Error(), "no such table"):
+		return 0, errNoSchema
+	}
+	return 0, ix.readError(err)
+}
+
+func (ix *Index) readError(err error) error {
+	if isCorruption(err) {
+		return corrupt(ix.path, err)
+	}
+	return fmt.Errorf("read index %s: %w", ix.path, err)
+}
+
+// adopt stamps a pre-mark index with the application_id, and checkpoints
+// so the mark reaches the main file (the only place identify reads it).
+// On read-only storage it stays unmarked and is adopted again next time.
+func (ix *Index) adopt(ctx context.Context, id identity) error {
+	if id != idLegacy || ix.readOnly {
+		return nil
+	}
+	if _, err := ix.db.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID)); err != nil {
+		return fmt.Errorf("mark index %s: %w", ix.path, err)
+	}
+	if _, err := ix.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("mark index %s: %w", ix.path, err)
+	}
+	return nil
 }
 
 func (ix *Index) dropAll(ctx context.Context) error {
@@ -291,6 +544,23 @@ var schema = []string{
 	// history itself is never touched).
 	`CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, time INTEGER NOT NULL) WITHOUT ROWID`,
 }
+
+// schemaTables are the tables the current schema makes, with the shadow
+// tables SQLite keeps behind each FTS5 table.
+var schemaTables = func() map[string]bool {
+	m := map[string]bool{}
+	for _, stmt := range schema {
+		var name string
+		if _, err := fmt.Sscanf(stmt, "CREATE TABLE IF NOT EXISTS %s", &name); err == nil {
+			m[strings.SplitN(name, "(", 2)[0]] = true
+		} else if _, err := fmt.Sscanf(stmt, "CREATE VIRTUAL TABLE IF NOT EXISTS %s", &name); err == nil {
+			for _, shadow := range []string{"", "_data", "_idx", "_docsize", "_config", "_content"} {
+				m[name+shadow] = true
+			}
+		}
+	}
+	return m
+}()
 
 // Meta reads a meta value ("" when absent).
 func (ix *Index) Meta(ctx context.Context, key string) (string, error) {

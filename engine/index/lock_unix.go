@@ -4,6 +4,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -17,9 +18,9 @@ type WriterLock struct{ f *os.File }
 // LockWriter takes the writer lock beside the index file, waiting until ctx
 // ends. A lock left by a killed process is released by the kernel with it.
 func LockWriter(ctx context.Context, indexPath string) (*WriterLock, error) {
-	f, err := os.OpenFile(indexPath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(indexPath)
 	if err != nil {
-		return nil, fmt.Errorf("open index lock: %w", err)
+		return nil, err
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -41,9 +42,9 @@ func LockWriter(ctx context.Context, indexPath string) (*WriterLock, error) {
 
 // TryLockWriter takes the lock only if it is free.
 func TryLockWriter(indexPath string) (*WriterLock, bool, error) {
-	f, err := os.OpenFile(indexPath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(indexPath)
 	if err != nil {
-		return nil, false, fmt.Errorf("open index lock: %w", err)
+		return nil, false, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
@@ -53,6 +54,19 @@ func TryLockWriter(indexPath string) (*WriterLock, bool, error) {
 		return nil, false, fmt.Errorf("lock index: %w", err)
 	}
 	return &WriterLock{f: f}, true, nil
+}
+
+// openLock opens the lock file under the rules of the index itself: made
+// with O_EXCL, never through a symlink, never another user's.
+func openLock(indexPath string) (*os.File, error) {
+	f, err := openOwnFile(indexPath, indexPath+".lock")
+	if err != nil {
+		if errors.Is(err, ErrRefused) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open index lock %s.lock: %w", indexPath, ExplainWrite(indexPath, err))
+	}
+	return f, nil
 }
 
 // Unlock releases the lock.

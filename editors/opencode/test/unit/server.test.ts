@@ -27,7 +27,7 @@ const servers: RecallServer[] = []
 function server(extra: Partial<ServerOptions> = {}): RecallServer {
   const s = new RecallServer({
     command: bin,
-    initOptions: { db, index: path.join(dir, `index-${servers.length}.db`) },
+    initOptions: { db, index: path.join(dir, "index", `index-${servers.length}.db`) },
     ...extra,
   })
   servers.push(s)

@@ -46,7 +46,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-vscode-contract-'));
     fs.copyFileSync(FIXTURE, path.join(dir, 'opencode.db'));
-    const launch = serverLaunch({ serverPath: BIN, databasePath: path.join(dir, 'opencode.db'), indexPath: path.join(dir, 'index.db') });
+    const launch = serverLaunch({ serverPath: BIN, databasePath: path.join(dir, 'opencode.db'), indexPath: path.join(dir, 'index', 'index.db') });
     proc = cp.spawn(launch.command, launch.args, { stdio: ['pipe', 'pipe', 'pipe'] });
     proc.stderr?.resume();
     conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout!), new rpc.StreamMessageWriter(proc.stdin!));

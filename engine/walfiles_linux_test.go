@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -200,35 +199,6 @@ func assertWALNotice(t *testing.T, e *Engine, db string) {
 	if len(list.Sessions) != 0 {
 		t.Error("a title only the WAL holds is indexed: the notice is wrong")
 	}
-}
-
-// readOnlyView bind-mounts dir read-only at a new path (root only: as root,
-// directory permissions do not stop a write).
-func readOnlyView(t *testing.T, dir string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: simulates a read-only directory with a read-only bind mount")
-	}
-	view := t.TempDir()
-	if err := syscall.Mount(dir, view, "", syscall.MS_BIND, ""); err != nil {
-		if errors.Is(err, syscall.EPERM) {
-			t.Skip("root without CAP_SYS_ADMIN: cannot bind-mount (" + err.Error() + ")")
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(view, 0); err != nil {
-			t.Errorf("unmount %s: %v", view, err)
-		}
-	})
-	if err := syscall.Mount("", view, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-		t.Fatal(err)
-	}
-	if f, err := os.Create(filepath.Join(view, "probe")); err == nil {
-		f.Close()
-		t.Fatal("the read-only view is writable")
-	}
-	return view
 }
 
 // OpenCode running on a directory that is read-only to us: -wal and -shm
