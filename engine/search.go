@@ -37,7 +37,23 @@ const (
 	// DefaultSearchTimeout bounds a search's wall time; when it runs out the
 	// hits found so far are returned, marked partial.
 	DefaultSearchTimeout = 3 * time.Second
+	// MaxQueryBytes bounds the query text (and a sessions filter). The
+	// longest labelled query of the public eval is 87 bytes and a whole
+	// pasted error with its stack trace a few KiB; only query.MaxTerms
+	// terms reach the index anyway. Parsing is linear in the text, and the
+	// search timeout cannot stop it: a 50 MiB query took 5-18 s and 470 MB
+	// before this bound. At 16 KiB parsing takes well under a millisecond.
+	MaxQueryBytes = 16 << 10
 )
+
+// ErrQueryTooLong is a query over MaxQueryBytes; doors report it as bad
+// input (exit 2, -32602).
+var ErrQueryTooLong = errors.New("query too long")
+
+// QueryTooLong is the error for a query (or filter) of n bytes.
+func QueryTooLong(field string, n int) error {
+	return fmt.Errorf("%w: %s is %d bytes, over the %d KiB limit; search for a distinctive line of it instead", ErrQueryTooLong, field, n, MaxQueryBytes>>10)
+}
 
 // SearchParams is one search.
 type SearchParams struct {
@@ -112,6 +128,9 @@ type SearchResult struct {
 func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
 	start := time.Now()
 	res := SearchResult{Mode: "lexical", Hits: []Hit{}}
+	if len(p.Query) > MaxQueryBytes {
+		return res, QueryTooLong("query", len(p.Query)) // before any parsing: it is the slow part
+	}
 	if p.Limit <= 0 {
 		p.Limit = 10
 	}
