@@ -14,6 +14,7 @@ import (
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
+	"github.com/recallhq/recall/engine/tokens"
 )
 
 // Search budgets. Each is a named default a caller may lower.
@@ -152,7 +153,17 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		return res, err
 	}
 	q := query.Parse(p.Query)
+	if n := len(q.Overlong); n > 0 {
+		res.Notices = append(res.Notices, fmt.Sprintf("left out %d word(s) longer than %d characters (%q): words that long are not indexed; search for a part of it",
+			n, tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
+	}
 	switch {
+	case q.Empty() && len(q.ExcludeTerms) == 0 && len(q.ExcludePhrases) == 0 && strings.TrimSpace(p.Query) != "":
+		// Text with nothing searchable in it: no matches, said so, rather
+		// than recent activity passed off as its results.
+		if len(q.Overlong) == 0 {
+			res.Notices = append(res.Notices, "the query has no letters or digits to search for; nothing matched (an empty query lists recent activity)")
+		}
 	case q.Empty() || isRecencyQuery(q):
 		res.Mode = "recent"
 		err = e.recent(ctx, p, f, &res)

@@ -21,7 +21,7 @@ import (
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrCorrupt marks an index file that cannot be used; the caller deletes and
 // rebuilds it.
