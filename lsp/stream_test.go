@@ -2,9 +2,12 @@ package lsp
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"net"
 	"strings"
 	"testing"
@@ -99,6 +102,62 @@ func TestFrameReader(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkFrameReader reads messages through the resynchronising frame
+// reader; the baseline is the bare Content-Length framing it replaced
+// (header lines, then io.ReadFull of the body).
+func BenchmarkFrameReader(b *testing.B) {
+	text := strings.Repeat("func (c *conn) Read(ctx context.Context) error { return nil } // comment\n", 1<<20/72)
+	didOpen, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+		"params": map[string]any{"textDocument": map[string]any{"uri": "file:///a.go", "text": text}}})
+	for _, size := range []struct {
+		name string
+		body string
+	}{
+		{"search-request", `{"jsonrpc":"2.0","id":12,"method":"recall/search","params":{"query":"webhook retry storm","limit":10}}`},
+		{"didOpen-1MiB", string(didOpen)},
+	} {
+		in := []byte(strings.Repeat(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(size.body), size.body), 8))
+		b.Run(size.name+"/frameReader", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				fr := newFrameReader(bytes.NewReader(in), MaxMessageBytes)
+				for {
+					if _, err := fr.next(MaxMessageBytes); err != nil {
+						break
+					}
+				}
+			}
+		})
+		b.Run(size.name+"/plain", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				r := bufio.NewReaderSize(bytes.NewReader(in), frameBufSize)
+				for {
+					n := -1
+					for {
+						line, err := r.ReadSlice('\n')
+						if err != nil {
+							n = -2
+							break
+						}
+						if len(bytes.TrimSpace(line)) == 0 {
+							break
+						}
+						if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
+							n, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+						}
+					}
+					if n < 0 {
+						break
+					}
+					body := make([]byte, n)
+					io.ReadFull(r, body)
+				}
 			}
 		})
 	}
