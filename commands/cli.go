@@ -43,26 +43,61 @@ type ServeFunc func(ctx context.Context, g Globals, args []string, stdin io.Read
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeFunc) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		return ExitOK
-	}
-	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(stdout, "recall", Version)
-		return ExitOK
-	}
-	name, rest := args[0], args[1:]
-	if name == "lsp" {
-		g, other, err := parseGlobalsOnly(rest)
+	if len(args) > 0 && args[0] == "lsp" {
+		// stdout is the protocol's transport: the server handles its errors.
+		g, other, err := parseGlobalsOnly(args[1:])
 		if err != nil {
 			fmt.Fprintln(stderr, "recall lsp:", err)
 			return ExitUsage
 		}
 		return serve(ctx, g, other, stdin, stdout, stderr)
 	}
-	if name == "models" {
-		return modelsMain(ctx, rest, stdout, stderr)
+	out := &outWriter{w: stdout}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(out)
+		return out.exit("help", ExitOK, stderr)
 	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(out, "recall", Version)
+		return out.exit("version", ExitOK, stderr)
+	}
+	name, rest := args[0], args[1:]
+	if name == "models" {
+		return out.exit(name, modelsMain(ctx, rest, out, stderr), stderr)
+	}
+	code := runCommand(ctx, name, rest, out, stderr)
+	return out.exit(name, code, stderr)
+}
+
+// outWriter is stdout with its first write error kept: a command whose
+// output could not be written (a full disk, a closed pipe) fails, whatever
+// its printer did with the error.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	o.err = err
+	return n, err
+}
+
+// exit is the exit code once output is written: a write error makes it a
+// failure, reported once.
+func (o *outWriter) exit(name string, code int, stderr io.Writer) int {
+	if o.err == nil {
+		return code
+	}
+	fmt.Fprintf(stderr, "recall %s: write output: %v\n", name, o.err)
+	return ExitFailure
+}
+
+// runCommand runs one table command; errors writing stdout are left to Main.
+func runCommand(ctx context.Context, name string, rest []string, stdout *outWriter, stderr io.Writer) int {
 	c, ok := Lookup(name)
 	if !ok || c.Doors&CLI == 0 {
 		fmt.Fprintf(stderr, "recall: unknown command %q; run `recall help` for the list\n", name)
@@ -112,6 +147,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeF
 		env.EmbedProgress = embedBar(stderr)
 	}
 	result, err := Execute(ctx, env, c, p, g.NoSync)
+	if err != nil && stdout.err != nil {
+		return ExitFailure // streamed output (export) failed to write: Main says so
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "recall %s: %v\n", name, err)
 		if IsParamError(err) {
@@ -134,14 +172,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeF
 	if g.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(result); err != nil {
-			fmt.Fprintf(stderr, "recall %s: write result: %v\n", name, err)
+		if err := enc.Encode(result); err != nil && stdout.err == nil {
+			fmt.Fprintf(stderr, "recall %s: encode result: %v\n", name, err)
 			return ExitFailure
 		}
 		return ExitOK
 	}
-	if err := c.Print(stdout, result); err != nil {
-		fmt.Fprintf(stderr, "recall %s: write result: %v\n", name, err)
+	if err := c.Print(stdout, result); err != nil && stdout.err == nil {
+		fmt.Fprintf(stderr, "recall %s: print result: %v\n", name, err)
 		return ExitFailure
 	}
 	return ExitOK

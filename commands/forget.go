@@ -2,9 +2,11 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine"
 )
@@ -30,7 +32,13 @@ func init() {
 		Sync:      true,
 		NewParams: func() Params { return &ForgetParams{} },
 		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			return env.Engine.Forget(ctx, p.(*ForgetParams).Session)
+			id := p.(*ForgetParams).Session
+			res, err := env.Engine.Forget(ctx, id)
+			if errors.Is(err, engine.ErrUnknownID) {
+				// Bad input, not a failure: exit 2, -32602.
+				return nil, &ParamError{Field: "session", Msg: fmt.Sprintf("%q is not in the index (a typo, or forgotten already); run `recall sessions` to list session ids", clipText(id, 80))}
+			}
+			return res, err
 		},
 		Print: func(w io.Writer, result any) error {
 			r := result.(engine.ForgetResult)
@@ -38,4 +46,16 @@ func init() {
 			return err
 		},
 	})
+}
+
+// clipText cuts s to at most n bytes on a rune boundary, for messages that
+// quote input.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -31,6 +31,9 @@ type SearchParams struct {
 
 // Validate checks the params.
 func (p *SearchParams) Validate() error {
+	if err := checkQuerySize("query", p.Query); err != nil {
+		return err
+	}
 	var err error
 	if p.after, err = parseTime("after", p.After); err != nil {
 		return err
@@ -65,6 +68,15 @@ func (p *SearchParams) Validate() error {
 		return err
 	}
 	return checkEnum("group", p.Group, "session", "none")
+}
+
+// checkQuerySize refuses text over engine.MaxQueryBytes before anything
+// parses it.
+func checkQuerySize(field, s string) error {
+	if len(s) > engine.MaxQueryBytes {
+		return &ParamError{Field: field, Msg: fmt.Sprintf("is %d bytes, over the %d KiB limit; search for a distinctive line of it instead", len(s), engine.MaxQueryBytes>>10)}
+	}
+	return nil
 }
 
 func kindList() string {

@@ -23,6 +23,9 @@ type SessionsParams struct {
 
 // Validate checks the params.
 func (p *SessionsParams) Validate() error {
+	if err := checkQuerySize("filter", p.Filter); err != nil {
+		return err
+	}
 	var err error
 	if p.after, err = parseTime("after", p.After); err != nil {
 		return err

@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,7 +128,9 @@ func init() {
 
 // runExport writes the named file only: created fresh through a temporary
 // file in the same directory and renamed, so a failed export leaves nothing
-// half-written.
+// half-written. Only a new path or an existing regular file (or a symlink
+// to one, which is written through) is a target: a rename onto a device
+// node, a FIFO or a socket would replace it.
 func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 	ep := p.(*ExportParams)
 	params := engine.ExportParams{SessionID: ep.Session, Format: ep.Format}
@@ -137,10 +141,17 @@ func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 		}
 		return ExportResult{Session: ep.Session}, env.Engine.Export(ctx, params, out)
 	}
-	path := engine.ExportPath(ep.Output)
+	path, err := exportTarget(engine.ExportPath(ep.Output))
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".recall-export-*")
 	if err != nil {
-		return nil, fmt.Errorf("export to %s: %w", path, err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // its path is the temporary file's, not one the user knows
+		}
+		return nil, fmt.Errorf("export to %s: cannot create a file in %s: %w", path, filepath.Dir(path), err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := env.Engine.Export(ctx, params, tmp); err != nil {
@@ -155,6 +166,56 @@ func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 		return nil, fmt.Errorf("export to %s: %w", path, err)
 	}
 	return ExportResult{Session: ep.Session, Output: path, Bytes: st.Size()}, nil
+}
+
+// exportTarget checks an -o path: a new path in an existing directory, or
+// an existing regular file; a symlink is followed to its target. It
+// returns the path to write.
+func exportTarget(path string) (string, error) {
+	bad := func(format string, a ...any) error {
+		return &ParamError{Field: "-o", Msg: fmt.Sprintf(format, a...) + "; export writes a regular file: give a new path or an existing regular file"}
+	}
+	lst, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return "", &ParamError{Field: "-o", Msg: fmt.Sprintf("%s: the directory %s does not exist; create it first", path, dir)}
+		}
+		return path, nil
+	case err != nil:
+		return "", fmt.Errorf("export to %s: %w", path, err)
+	case lst.Mode().IsRegular():
+		return path, nil
+	case lst.Mode()&fs.ModeSymlink == 0:
+		return "", bad("%s is %s", path, describeMode(lst.Mode()))
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", bad("%s is a symlink that does not resolve (%v)", path, err)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return "", fmt.Errorf("export to %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", bad("%s is a symlink to %s (%s)", path, describeMode(st.Mode()), target)
+	}
+	return target, nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device node"
+	}
+	return "not a regular file"
 }
 
 func printSemanticStatus(w io.Writer, s engine.SemanticStatus) {

@@ -64,10 +64,11 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("invalid %s: %s", e.Field, e.Msg)
 }
 
-// IsParamError reports whether err is invalid input.
+// IsParamError reports whether err is invalid input: a ParamError, or
+// input the engine refused itself (its guard behind validation).
 func IsParamError(err error) bool {
 	var pe *ParamError
-	return errors.As(err, &pe)
+	return errors.As(err, &pe) || errors.Is(err, engine.ErrQueryTooLong)
 }
 
 // Env is what a command runs against.

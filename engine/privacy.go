@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -48,10 +49,13 @@ type ForgetResult struct {
 
 // Forget drops a session and its subagent family's descendants from the
 // index and keeps them out of later syncs. OpenCode's database is not
-// touched: the session stays in OpenCode.
+// touched: the session stays in OpenCode. A session the index does not
+// hold is ErrUnknownID.
 func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, error) {
-	if _, err := e.ix.Session(ctx, sessionID); err != nil {
-		return ForgetResult{}, fmt.Errorf("forget %s: %w (see `recall sessions` for ids)", sessionID, err)
+	if _, err := e.ix.Session(ctx, sessionID); errors.Is(err, index.ErrNoSession) {
+		return ForgetResult{}, fmt.Errorf("forget %q: %w", clip(sessionID, 80), ErrUnknownID)
+	} else if err != nil {
+		return ForgetResult{}, fmt.Errorf("forget %s: %w", sessionID, err)
 	}
 	ids := []string{sessionID}
 	for i := 0; i < len(ids); i++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
+	"github.com/recallhq/recall/engine/tokens"
 )
 
 // Search budgets. Each is a named default a caller may lower.
@@ -37,7 +38,23 @@ const (
 	// DefaultSearchTimeout bounds a search's wall time; when it runs out the
 	// hits found so far are returned, marked partial.
 	DefaultSearchTimeout = 3 * time.Second
+	// MaxQueryBytes bounds the query text (and a sessions filter). The
+	// longest labelled query of the public eval is 87 bytes and a whole
+	// pasted error with its stack trace a few KiB; only query.MaxTerms
+	// terms reach the index anyway. Parsing is linear in the text, and the
+	// search timeout cannot stop it: a 50 MiB query took 5-18 s and 470 MB
+	// before this bound. At 16 KiB parsing takes well under a millisecond.
+	MaxQueryBytes = 16 << 10
 )
+
+// ErrQueryTooLong is a query over MaxQueryBytes; doors report it as bad
+// input (exit 2, -32602).
+var ErrQueryTooLong = errors.New("query too long")
+
+// QueryTooLong is the error for a query (or filter) of n bytes.
+func QueryTooLong(field string, n int) error {
+	return fmt.Errorf("%w: %s is %d bytes, over the %d KiB limit; search for a distinctive line of it instead", ErrQueryTooLong, field, n, MaxQueryBytes>>10)
+}
 
 // SearchParams is one search.
 type SearchParams struct {
@@ -112,6 +129,9 @@ type SearchResult struct {
 func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
 	start := time.Now()
 	res := SearchResult{Mode: "lexical", Hits: []Hit{}}
+	if len(p.Query) > MaxQueryBytes {
+		return res, QueryTooLong("query", len(p.Query)) // before any parsing: it is the slow part
+	}
 	if p.Limit <= 0 {
 		p.Limit = 10
 	}
@@ -133,7 +153,17 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		return res, err
 	}
 	q := query.Parse(p.Query)
+	if n := len(q.Overlong); n > 0 {
+		res.Notices = append(res.Notices, fmt.Sprintf("left out %d word(s) longer than %d characters (%q): words that long are not indexed; search for a part of it",
+			n, tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
+	}
 	switch {
+	case q.Empty() && len(q.ExcludeTerms) == 0 && len(q.ExcludePhrases) == 0 && strings.TrimSpace(p.Query) != "":
+		// Text with nothing searchable in it: no matches, said so, rather
+		// than recent activity passed off as its results.
+		if len(q.Overlong) == 0 {
+			res.Notices = append(res.Notices, "the query has no letters or digits to search for; nothing matched (an empty query lists recent activity)")
+		}
 	case q.Empty() || isRecencyQuery(q):
 		res.Mode = "recent"
 		err = e.recent(ctx, p, f, &res)

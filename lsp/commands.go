@@ -62,10 +62,10 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 	}
 	name, ok := strings.CutPrefix(p.Command, commandPrefix)
 	if !ok || (name != reindex && !isServerCommand(name)) {
-		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "unknown command %q; the initialize result lists recall's commands (executeCommandProvider.commands)", p.Command)
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "unknown command %q; the initialize result lists recall's commands (executeCommandProvider.commands)", echo(p.Command))
 	}
 	if len(p.Arguments) > 1 {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument (a JSON object of its params), got %d", p.Command, len(p.Arguments))
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument (a JSON object of its params), got %d", echo(p.Command), len(p.Arguments))
 	}
 	var arg json.RawMessage
 	if len(p.Arguments) == 1 {

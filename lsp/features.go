@@ -235,7 +235,7 @@ func (s *Server) readTranscript(ctx context.Context, u string) (engine.ReadResul
 		return engine.ReadResult{}, err
 	}
 	if t.Format != "markdown" && t.Format != "chatml" {
-		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", errBadURI, u)
+		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", errBadURI, echo(u))
 	}
 	eng, err := s.engine()
 	if err != nil {

@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -43,21 +41,17 @@ func (e *errFallback) Error() string { return "no daemon: " + e.err.Error() }
 // bytes already read from stdin.
 func (f *forwarder) run(ctx context.Context, stdin io.Reader, stdout io.Writer) (int, error) {
 	rec := &recorder{r: stdin}
-	br := bufio.NewReaderSize(rec, 64<<10)
-	length, _, err := readHeader(br)
-	if err != nil {
+	f0, err := newFrameReader(rec, maxInitializeBytes).next(maxInitializeBytes)
+	if errors.Is(err, io.EOF) {
 		return 1, nil // the client left before saying anything
 	}
 	fallback := func(err error) (int, error) {
 		return 1, &errFallback{consumed: rec.buf.Bytes(), err: err}
 	}
-	if length < 0 || length > 1<<20 {
+	if err != nil || f0.body == nil {
 		return fallback(errors.New("the first message is not an initialize"))
 	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return fallback(err)
-	}
+	body := f0.body
 	var first struct {
 		Method string `json:"method"`
 		Params struct {
@@ -93,7 +87,7 @@ func (f *forwarder) run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)
-		src := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rec.buf.Bytes()), stdin), 64<<10)
+		src := io.MultiReader(bytes.NewReader(rec.buf.Bytes()), stdin)
 		rec.stop() // rec.buf is not appended to any more
 		if err := pumpClient(conn, src, st); err != nil && !errors.Is(err, io.EOF) {
 			f.log.Info("client side ended", "err", err)
@@ -145,6 +139,10 @@ func (c *clientState) code() int {
 	return 1
 }
 
+// maxInitializeBytes bounds the first message, which the forwarder reads
+// whole: an initialize is a few KiB; anything larger is served in-process.
+const maxInitializeBytes = 1 << 20
+
 // inspectBytes: bodies up to this size are looked at for shutdown and exit
 // (both are tiny); larger ones stream through untouched.
 const inspectBytes = 4 << 10
@@ -167,58 +165,26 @@ func (c *clientState) observe(body []byte) {
 
 // pumpClient copies the client's bytes to the daemon exactly as they come
 // (malformed framing included: the daemon's server answers it), reading
-// the framing on the way to see shutdown and exit before the daemon does.
-func pumpClient(dst io.Writer, src *bufio.Reader, st *clientState) error {
-	var hdr []byte
-	length := int64(-1)
+// the framing on the way with the daemon's own frame reader, so both
+// resynchronise alike, and it sees shutdown and exit before the daemon
+// does. It never holds back bytes while waiting for more: a body the
+// daemon needs is on its way before the pump reads on.
+func pumpClient(dst io.Writer, src io.Reader, st *clientState) error {
+	rl := &relay{w: dst}
+	fr := newFrameReader(relayReader{r: src, relay: rl}, MaxMessageBytes)
+	fr.relay = rl
 	for {
-		line, err := src.ReadSlice('\n')
-		hdr = append(hdr, line...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(hdr) > 1<<20 { // a runaway header line: pass it on
-				if _, err := dst.Write(hdr); err != nil {
-					return err
-				}
-				hdr = hdr[:0]
-			}
-			continue
+		f, err := fr.next(inspectBytes)
+		if f.body != nil {
+			st.observe(f.body)
+		}
+		// An oversized header goes on too: the daemon answers it and closes.
+		if ferr := rl.flush(); ferr != nil && err == nil {
+			err = ferr
 		}
 		if err != nil {
-			if len(hdr) > 0 {
-				dst.Write(hdr)
-			}
 			return err
 		}
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(trimmed) > 0 {
-			if name, value, ok := bytes.Cut(trimmed, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
-				if n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64); err == nil {
-					length = n
-				}
-			}
-			continue
-		}
-		if _, err := dst.Write(hdr); err != nil {
-			return err
-		}
-		hdr = hdr[:0]
-		switch {
-		case length > 0 && length <= inspectBytes:
-			body := make([]byte, length)
-			n, err := io.ReadFull(src, body)
-			st.observe(body[:n])
-			if _, werr := dst.Write(body[:n]); werr != nil {
-				return werr
-			}
-			if err != nil {
-				return err
-			}
-		case length > 0:
-			if _, err := io.CopyN(dst, src, length); err != nil {
-				return err
-			}
-		}
-		length = -1
 	}
 }
 

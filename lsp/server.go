@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,7 +125,7 @@ func (s *Server) Run(ctx context.Context, rwc io.ReadWriteCloser) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.base = ctx
-	s.conn = jsonrpc2.NewConn(newStream(rwc, MaxMessageBytes), jsonrpc2.WithCodec(codec{}))
+	s.conn = jsonrpc2.NewConn(newStream(rwc, MaxMessageBytes, s.log), jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(s.conn)
 	go s.deliver(ctx)
 	s.conn.Go(ctx, s.handle)
@@ -190,7 +191,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any,
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panic", "method", method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall: internal error in %s: %v", method, r)
+			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall: internal error in %s: %v", echo(method), r)
 			if !req.IsCall() {
 				err = nil // a notification error would end the connection
 			}
@@ -253,7 +254,7 @@ func (s *Server) call(ctx context.Context, method string, raw jsonrpc2.RawMessag
 	if name, ok := customCommand(method); ok {
 		return s.runCommand(ctx, name, json.RawMessage(raw), nil)
 	}
-	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "recall lsp does not handle %s", method)
+	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "recall lsp does not handle %s", echo(method))
 }
 
 // shutdown marks the server shut down in wire order (an exit right behind
@@ -499,13 +500,33 @@ func rpcError(err error) error {
 	var wire *jsonrpc2.Error
 	switch {
 	case errors.As(err, &wire):
-		return wire
+		return wireError(wire.Code, wire.Message)
 	case commands.IsParamError(err), errors.Is(err, engine.ErrBadCursor), errors.Is(err, errBadURI):
-		return jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
+		return wireError(jsonrpc2.InvalidParams, err.Error())
 	case errors.Is(err, context.Canceled):
 		return jsonrpc2.NewError(protocol.CodeRequestCancelled, "request cancelled")
 	}
-	return jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+	return wireError(jsonrpc2.InternalError, err.Error())
+}
+
+// Budgets for the client input an error message quotes back.
+const (
+	// maxEcho: a method, command name or URI is recognisable in far less.
+	maxEcho = 120
+	// maxErrorMessage bounds any error message on the wire; the longest
+	// recall writes (a field list, a path and what to do) stay under 1 KiB.
+	maxErrorMessage = 4 << 10
+)
+
+// echo makes client input fit to quote in a reply: valid UTF-8 (invalid
+// bytes become U+FFFD) and clipped.
+func echo(s string) string { return clip(strings.ToValidUTF8(s, "\uFFFD"), maxEcho) }
+
+// wireError is an error as it goes on the wire. Every error reply passes
+// here, so none carries invalid UTF-8 (a frame with it is not JSON and
+// clients drop it) whatever input its message quotes.
+func wireError(code jsonrpc2.Code, msg string) *jsonrpc2.Error {
+	return jsonrpc2.NewError(code, clip(strings.ToValidUTF8(msg, "\uFFFD"), maxErrorMessage))
 }
 
 func firstNonEmpty(a, b string) string {

@@ -281,3 +281,24 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// forget of a session the index does not hold is bad params (-32602),
+// naming the session and how to list ids; it used to be -32603.
+func TestForgetUnknownSession(t *testing.T) {
+	s := startSession(t, sessionOptions{})
+	_, err := s.call("recall/forget", map[string]any{"session": "ses_nope"})
+	if got := wireCode(t, err); got != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "ses_nope") || !strings.Contains(err.Error(), "recall sessions") {
+		t.Errorf("forget ses_nope: code %d, %v; want -32602 naming the session and `recall sessions`", got, err)
+	}
+}
+
+// A query over engine.MaxQueryBytes is bad params (-32602) naming the
+// field, answered at once (a 50 MiB query used to run for seconds).
+func TestHugeQueryRefused(t *testing.T) {
+	s := startSession(t, sessionOptions{})
+	start := time.Now()
+	_, err := s.call("recall/search", map[string]any{"query": strings.Repeat("deadbeef ", 50<<20/9)})
+	if got := wireCode(t, err); got != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "query") || time.Since(start) > 5*time.Second {
+		t.Errorf("50 MiB query: code %d, %.200v after %v; want -32602 naming query, at once", got, err, time.Since(start))
+	}
+}

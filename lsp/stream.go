@@ -1,37 +1,33 @@
 package lsp
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
 
-// MaxMessageBytes bounds one incoming message. The largest real requests
-// (didOpen of a big generated file) stay well below it; a bigger declared
-// body is skipped without being buffered and answered with an error.
-const MaxMessageBytes = 64 << 20
-
 // stream is the LSP Content-Length framing with the failure handling the
 // spec asks for and the stock framer does not do: a malformed body gets a
-// -32700 reply (null id) and reading goes on; an oversized one is skipped
-// and answered with -32600; junk header lines are ignored. Writes go through
-// the stock framer (one write per message, serialised).
+// -32700 reply (null id) and reading goes on; a framing error (a missing
+// or wrong Content-Length) gets one too, and reading resynchronises on the
+// next header (see frameReader); a message over MaxMessageBytes is
+// answered and the connection closed, so the client restarts the server
+// instead of waiting on it. Writes go through the stock framer (one write
+// per message, serialised).
 type stream struct {
-	in  *bufio.Reader
+	in  *frameReader
 	out jsonrpc2.Stream
-	max int64
+	log *slog.Logger
 }
 
-func newStream(rwc io.ReadWriteCloser, maxBytes int64) *stream {
-	return &stream{in: bufio.NewReaderSize(rwc, 64<<10), out: jsonrpc2.NewHeaderStream(rwc), max: maxBytes}
+func newStream(rwc io.ReadWriteCloser, maxBytes int64, log *slog.Logger) *stream {
+	return &stream{in: newFrameReader(rwc, maxBytes), out: jsonrpc2.NewHeaderStream(rwc), log: log}
 }
 
 // Read returns the next well-formed message.
@@ -40,31 +36,27 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		length, consumed, err := readHeader(s.in)
+		f, err := s.in.next(s.in.max)
+		var big *tooLargeError
+		if errors.As(err, &big) {
+			s.log.Error("closing the connection", "err", big)
+			s.replyError(ctx, nil, jsonrpc2.InvalidRequest, big.Error())
+			return nil, 0, err
+		}
 		if err != nil {
 			return nil, 0, err
 		}
-		if length < 0 {
-			s.replyError(ctx, nil, jsonrpc2.ParseError, "message header has no valid Content-Length")
+		if f.bad != "" {
+			s.log.Warn("framing error; reading on from the next header", "problem", f.bad)
+			s.replyError(ctx, nil, jsonrpc2.ParseError, f.bad)
 			continue
 		}
-		if length > s.max {
-			if _, err := io.CopyN(io.Discard, s.in, length); err != nil {
-				return nil, 0, io.ErrUnexpectedEOF
-			}
-			s.replyError(ctx, nil, jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes is over the %d MiB limit; it was skipped", length, s.max>>20))
-			continue
-		}
-		body := make([]byte, length)
-		if _, err := io.ReadFull(s.in, body); err != nil {
-			return nil, 0, io.ErrUnexpectedEOF
-		}
-		msg, err := jsonrpc2.DecodeMessage(body)
+		msg, err := jsonrpc2.DecodeMessage(f.body)
 		if err != nil {
-			s.rejectBody(ctx, body, err)
+			s.rejectBody(ctx, f.body, err)
 			continue
 		}
-		return msg, consumed + length, nil
+		return msg, f.length, nil
 	}
 }
 
@@ -90,7 +82,7 @@ func (s *stream) replyError(ctx context.Context, rawID json.RawMessage, code jso
 	} else if str := ""; json.Unmarshal(rawID, &str) == nil && len(rawID) > 0 {
 		id = jsonrpc2.NewStringID(str)
 	}
-	_, _ = s.out.Write(context.WithoutCancel(ctx), jsonrpc2.NewResponse(id, nil, jsonrpc2.NewError(code, msg)))
+	_, _ = s.out.Write(context.WithoutCancel(ctx), jsonrpc2.NewResponse(id, nil, wireError(code, msg)))
 }
 
 // Write sends one message.
@@ -100,56 +92,6 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 
 // Close closes the transport.
 func (s *stream) Close() error { return s.out.Close() }
-
-// readHeader reads one header block. length is -1 when the block has no
-// usable Content-Length; err is io.EOF at a clean end of input.
-func readHeader(r *bufio.Reader) (length, consumed int64, err error) {
-	length = -1
-	lines := 0
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// An absurdly long header line: skip it whole.
-			consumed += int64(len(line))
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.ReadSlice('\n')
-				consumed += int64(len(line))
-			}
-			if err != nil {
-				return 0, 0, eofOrTruncated(err, true)
-			}
-			lines++
-			continue
-		}
-		if err != nil {
-			return 0, 0, eofOrTruncated(err, lines > 0 || len(line) > 0)
-		}
-		consumed += int64(len(line))
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(trimmed) == 0 {
-			if lines == 0 {
-				continue // stray blank line between messages
-			}
-			return length, consumed, nil
-		}
-		lines++
-		name, value, ok := bytes.Cut(trimmed, []byte(":"))
-		if !ok || !bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
-			continue
-		}
-		n, perr := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
-		if perr == nil && n > 0 {
-			length = n
-		}
-	}
-}
-
-func eofOrTruncated(err error, started bool) error {
-	if errors.Is(err, io.EOF) && started {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
 
 // codec encodes payloads with the protocol package's union-aware JSON (the
 // typed LSP structures); already-encoded results (commands' JSON) pass

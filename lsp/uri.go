@@ -41,7 +41,7 @@ func TranscriptURI(sessionID, around string) uri.URI {
 // encodes the query's = and &).
 func ParseTranscript(s string) (Transcript, error) {
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w %q: %s; use recall:/session/<ses_id>?around=<msg_id>", errBadURI, s, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w %q: %s; use recall:/session/<ses_id>?around=<msg_id>", errBadURI, echo(s), fmt.Sprintf(format, a...))
 	}
 	u, err := uri.Parse(s)
 	if err != nil {

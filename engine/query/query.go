@@ -42,6 +42,9 @@ type Query struct {
 	Phrases        []Phrase
 	ExcludeTerms   []Term
 	ExcludePhrases []Phrase
+	// Overlong are the words that held a run longer than any index token
+	// (tokens.MaxTokenLen): left out, so the engine can say so.
+	Overlong []string
 }
 
 // Empty reports a query with nothing to match (it lists recent activity).
@@ -70,6 +73,9 @@ func Parse(raw string) Query {
 			} else {
 				body, s = s[1:1+end], s[2+end:]
 			}
+			if tokens.Overlong(body) {
+				q.Overlong = append(q.Overlong, body)
+			}
 			p := Phrase{Raw: body, Tokens: tokens.Terms(body)}
 			if len(p.Tokens) == 0 {
 				continue
@@ -87,6 +93,9 @@ func Parse(raw string) Query {
 			word, s = s, ""
 		} else {
 			word, s = s[:end], s[end:]
+		}
+		if tokens.Overlong(word) {
+			q.Overlong = append(q.Overlong, word)
 		}
 		for _, t := range splitWord(word) {
 			if neg {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,17 @@ func TestParseOddInput(t *testing.T) {
 	q = Parse(`(foo,bar)`)
 	if len(q.Terms) != 2 {
 		t.Fatalf("want 2 terms, got %+v", q.Terms)
+	}
+}
+
+// A word longer than any index token is reported, not silently dropped.
+func TestParseOverlong(t *testing.T) {
+	long := strings.Repeat("ab12", 100)
+	q := Parse("deploy " + long)
+	if len(q.Terms) != 1 || q.Terms[0].Key() != "deploy" || len(q.Overlong) != 1 || q.Overlong[0] != long {
+		t.Errorf("terms %+v, overlong %q", q.Terms, q.Overlong)
+	}
+	if q := Parse(strings.Repeat("9b71d224", 16)); len(q.Terms) != 1 || len(q.Overlong) != 0 {
+		t.Errorf("a sha512 hex: terms %+v, overlong %q", q.Terms, q.Overlong)
 	}
 }

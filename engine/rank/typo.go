@@ -47,6 +47,11 @@ func maxEdits(n int) int {
 	}
 }
 
+// maxTypedLen: a word longer than this was pasted (a hash, a blob), not
+// typed, so it has no typos; and matching it against the whole vocabulary
+// would cost the most for the least.
+const maxTypedLen = 64
+
 // maxCorrections bounds the alternatives one misspelt term adds.
 const maxCorrections = 3
 
@@ -59,7 +64,7 @@ const maxCorrections = 3
 func (v *Vocab) Corrections(term string) []string {
 	n := utf8.RuneCountInString(term)
 	budget := maxEdits(n)
-	if budget == 0 || strings.ContainsAny(term, "_0123456789") {
+	if budget == 0 || n > maxTypedLen || strings.ContainsAny(term, "_0123456789") {
 		return nil
 	}
 	type cand struct {

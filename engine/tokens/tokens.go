@@ -13,9 +13,14 @@ import (
 	"unicode/utf8"
 )
 
-// MaxTokenLen is the longest token kept; longer runs (hashes, base64 blobs)
-// carry no searchable meaning and would bloat the vocabulary.
-const MaxTokenLen = 64
+// MaxTokenLen is the longest token kept. People paste what they need to
+// find again whole: a commit SHA (40), a sha256 (64) or sha512 (128) hex, a
+// request id, a short base64 value, a long identifier or path, so those
+// must be tokens (below 64 characters a sha512 was silently dropped and
+// its query became "recent activity"). Runs longer than 256 characters are
+// blobs (inline images, minified bundles) that nobody types, and each would
+// add a vocabulary entry of its own.
+const MaxTokenLen = 256
 
 // Token is one term and the byte span of the compound it came from.
 type Token struct {
@@ -124,6 +129,29 @@ func emitCompound(c string, offset int, fn func(Token)) {
 			fn(Token{Text: t, Start: offset + p.start, End: offset + p.start + len(p.text)})
 		}
 	}
+}
+
+// Overlong reports whether text holds a part too long to be a token
+// (longer than MaxTokenLen), which Each leaves out.
+func Overlong(text string) bool {
+	if len(text) <= MaxTokenLen {
+		return false
+	}
+	long := false
+	i := 0
+	for i < len(text) && !long {
+		r, w := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += w
+			continue
+		}
+		end := scanCompound(text, i)
+		for _, p := range splitParts(text[i:end]) {
+			long = long || len(p.text) > MaxTokenLen
+		}
+		i = end
+	}
+	return long
 }
 
 type piece struct {

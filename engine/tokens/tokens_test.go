@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +37,27 @@ func TestSpans(t *testing.T) {
 		if tok.Text == "read" && text[tok.Start:tok.End] != "Read" {
 			t.Errorf("part span %q", text[tok.Start:tok.End])
 		}
+	}
+}
+
+// Hashes and other long runs up to MaxTokenLen are tokens; longer ones
+// are left out, and Overlong says so.
+func TestLongTokens(t *testing.T) {
+	sha512 := strings.Repeat("9b71d224bd62f378", 8)
+	if got := Terms("sum " + sha512 + " ok"); !reflect.DeepEqual(got, []string{"sum", sha512, "ok"}) {
+		t.Errorf("a sha512 hex: %q", got)
+	}
+	atLimit := strings.Repeat("a1", MaxTokenLen/2)
+	if got := Terms(atLimit); !reflect.DeepEqual(got, []string{atLimit}) || Overlong(atLimit) {
+		t.Errorf("a %d-character token: %q, overlong %v", len(atLimit), got, Overlong(atLimit))
+	}
+	over := atLimit + "b"
+	if got := Terms("x " + over); !reflect.DeepEqual(got, []string{"x"}) || !Overlong("x "+over) {
+		t.Errorf("a %d-character token: %q, overlong %v", len(over), got, Overlong(over))
+	}
+	// A long compound whose parts are short is not overlong: its parts match.
+	path := strings.Repeat("segment/", 40) + "file.go"
+	if Overlong(path) || len(Terms(path)) == 0 {
+		t.Errorf("a long path: overlong %v", Overlong(path))
 	}
 }
