@@ -36,7 +36,7 @@ func (e *Engine) RebuildIndex(ctx context.Context) (SyncResult, error) {
 		return SyncResult{}, err
 	}
 	e.ix = ix
-	e.ix.SetRedact(e.redactor.Redact)
+	e.ix.SetRedactor(e.redactor)
 	if e.vocab != nil {
 		e.vocab.invalidate()
 	}

@@ -15,6 +15,7 @@ import (
 var benchHistories = []string{
 	filepath.Join("..", "..", "..", "shared", "corpus", "public", "opencode.db"),
 	filepath.Join("..", "..", "testdata", "opencode", "secrets", "opencode.db"),
+	filepath.Join("..", "..", "testdata", "opencode", "secrets2", "opencode.db"),
 }
 
 // historyTexts is every text the index redacts from those histories:

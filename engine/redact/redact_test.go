@@ -84,6 +84,10 @@ var secretCases = []struct {
 	{"the password is Tr0ub4dor&3-FAKE for staging", []string{"Tr0ub4dor&3-FAKE"}, "password"},
 	{"password:\n  FAKE-next-line-pw-0001", []string{"FAKE-next-line-pw-0001"}, "password"},
 	{"export OPENAI_API_KEY=\\\n  FAKEvalue0123456789", []string{"FAKEvalue0123456789"}, "api-key"},
+	{"the service account (private_key_id 9808ba98679868c37ce64daca8d359250c7f9c6d) deploys", []string{"9808ba98679868c37ce64daca8d359250c7f9c6d"}, ""},
+	{"rotate the API key AbCdEf0123456789GhIj today", []string{"AbCdEf0123456789GhIj"}, ""},
+	{"5:   smtp_password: violet tangerine ocelot 42\n6:   relay_password:\n7:     FAKE-next-line-pw-0018\n8:   tls: true", []string{"violet tangerine ocelot 42", "FAKE-next-line-pw-0018"}, "password"},
+	{"PGPASSWORD=FAKEpgPW0009 psql -h db", []string{"FAKEpgPW0009"}, "password"},
 	{"git clone https://x-access-token:FAKEcloneToken0123456789@github.com/o/r.git", []string{"FAKEcloneToken0123456789"}, "url-password"},
 }
 

@@ -24,7 +24,7 @@ const (
 	unquoted = `[^\s"'` + "`" + `<>,;&|)}\]\\]+`
 	// nextLine lets a value start on the next line (YAML, a shell line
 	// continuation, pretty-printed JSON).
-	nextLine = `(?:\\?\r?\n[ \t]*|\\n[ \t]*)?`
+	nextLine = `(?:(?:\\?\r?\n|\\n)` + lineNo + `[ \t]*)?`
 )
 
 // secretWords are the words that make an assignment's key, a flag or a
@@ -84,8 +84,11 @@ func secretName(name string) bool {
 		}
 	}
 	for _, w := range words {
-		if w == "password" || w == "passwd" || w == "secret" || w == "privatekey" {
-			return true
+		// Also run-together names: PGPASSWORD, dbpassword, clientsecret.
+		for _, sw := range []string{"password", "passwd", "secret", "privatekey"} {
+			if strings.HasSuffix(w, sw) || w == sw {
+				return true
+			}
 		}
 	}
 	// secret_key_base, private_key_id, api_key_v2: a qualified key inside.
@@ -200,6 +203,10 @@ func ownRules() []*rule {
 		// "apiKey": "...", :password => '...'.
 		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 3, kindFrom: 1, vet: vetAssignment, extend: extendLine,
 			pattern: `([A-Za-z_$@][A-Za-z0-9_.$@-]*)(\\?["']?[ \t]*(?::=|=>|\?=|\+=|=|:)[ \t]*` + nextLine + `)(` + quoted + `|` + unquoted + `)`},
+		// Prose: a secret's name and then a key-like value ("the deploy
+		// token 9f8e7d6c5b4a…", "private_key_id 0123abcd…").
+		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetNamedValue,
+			pattern: `([A-Za-z0-9_.$@-]+)[ \t]+(?:(?:is|was|of)[ \t]+)?([A-Za-z0-9_\-+/=.]{16,})`},
 		// Prose: "the password is hunter2", "password for the db is X".
 		{kind: "password", keywords: []string{"pass", "pwd"}, back: letters, group: 1, vet: vetProse,
 			pattern: `(?i)(?:password|passphrase|passcode|passwd|pwd)(?:[ \t]+(?:for|of|to)[ \t]+\S+(?:[ \t]+\S+)?)?[ \t]+(?:is|was|=|:)[ \t]+(` + quoted + `|[^\s"'` + "`" + `]+)`},
@@ -403,11 +410,49 @@ func extendLine(s string, m []int, start, end int) int {
 	return e
 }
 
+// trimLineNumber drops the line number a read tool or cat -n puts before
+// a line ("12: ", "00012| ", "    12\t") from the end of prefix.
+func trimLineNumber(prefix string) string {
+	p := strings.TrimRight(prefix, " \t")
+	switch {
+	case strings.HasSuffix(p, `\t`):
+		p = p[:len(p)-2]
+	case strings.HasSuffix(p, ":") || strings.HasSuffix(p, "|"):
+		p = p[:len(p)-1]
+	case len(p) < len(prefix) && strings.ContainsRune(prefix[len(p):], '\t'):
+	default:
+		return prefix
+	}
+	d := len(p)
+	for d > 0 && p[d-1] >= '0' && p[d-1] <= '9' {
+		d--
+	}
+	if d == len(p) || len(p)-d > 6 {
+		return prefix
+	}
+	return strings.TrimRight(p[:d], " \t")
+}
+
 // atLineStart reports whether prefix ends where a line starts: at the
 // start of the text, after a line break or after a JSON-escaped one.
 func atLineStart(prefix string) bool {
+	prefix = trimLineNumber(prefix)
 	return prefix == "" || strings.HasSuffix(prefix, "\n") || strings.HasSuffix(prefix, "\r") ||
 		strings.HasSuffix(prefix, `\n`) || strings.HasSuffix(prefix, `\r`)
+}
+
+// vetNamedValue keeps a value after a secret's name in prose when it
+// looks generated: letters and digits, not a repeated character.
+func vetNamedValue(s string, m []int, start, end int) bool {
+	name := s[m[2]:m[3]]
+	if !secretName(name) {
+		prev := strings.Fields(s[max(0, m[0]-24):m[0]])
+		if len(prev) == 0 || !secretName(prev[len(prev)-1]+"_"+name) {
+			return false
+		}
+	}
+	v := strings.TrimRight(s[start:end], ".")
+	return strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0 && entropy(v) >= 3
 }
 
 // vetProse keeps a prose password that looks like one: not a plain
