@@ -88,6 +88,17 @@ var secretCases = []struct {
 	{"rotate the API key AbCdEf0123456789GhIj today", []string{"AbCdEf0123456789GhIj"}, ""},
 	{"5:   smtp_password: violet tangerine ocelot 42\n6:   relay_password:\n7:     FAKE-next-line-pw-0018\n8:   tls: true", []string{"violet tangerine ocelot 42", "FAKE-next-line-pw-0018"}, "password"},
 	{"PGPASSWORD=FAKEpgPW0009 psql -h db", []string{"FAKEpgPW0009"}, "password"},
+	{"<password>FAKExmlPW0001</password>", []string{"FAKExmlPW0001"}, "password"},
+	{`<add key="ApiKey" value="FAKEnugetKey0001" />`, []string{"FAKEnugetKey0001"}, "api-key"},
+	{"+DB_PASSWORD=two words here\n", []string{"two words here"}, "password"},
+	{"https://discord.com/api/webhooks/123456789012345678/FAKEfakeFAKEfake0123456789abcdefghijklmnopqrstuvwxyz", []string{"FAKEfakeFAKEfake0123456789abcdefghijklmnopqrstuvwxyz"}, "webhook-url"},
+	{"bot token 7012345678:AAFAKEfake0123456789abcdefGHIJKLMNO", []string{"7012345678:AAFAKEfake0123456789abcdefGHIJKLMNO"}, "telegram-bot-token"},
+	{"mailgun key-0123456789abcdef0123456789abcdef", []string{"key-0123456789abcdef0123456789abcdef"}, "mailgun-key"},
+	{"GOCSPX-FAKEfake0123456789abcdefgh and ya29.a0AfH6SMFAKEfake0123456789abcdefghijklmnopqrstuv", []string{"GOCSPX-FAKEfake0123456789abcdefgh", "ya29.a0AfH6SMFAKEfake0123456789abcdefghijklmnopqrstuv"}, "google-oauth"},
+	{"AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", []string{"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}, "aws-key"},
+	{"ssh -i key user@host and password Tr0ub4dor&3", []string{"Tr0ub4dor&3"}, "password"},
+	{"kubectl create secret generic db --from-literal=password=FAKEk8sLiteral0001", []string{"FAKEk8sLiteral0001"}, "password"},
+	{"> -----BEGIN RSA PRIVATE KEY-----\n> MIIEpAIBAAKCAQEAFAKEfake0123456789abcdefFAKEfake01\n> FAKEfakeFAKEfake0123456789abcdef", []string{"MIIEpAIBAAKCAQEAFAKEfake0123456789abcdefFAKEfake01", "FAKEfakeFAKEfake0123456789abcdef"}, "private-key"},
 	{"git clone https://x-access-token:FAKEcloneToken0123456789@github.com/o/r.git", []string{"FAKEcloneToken0123456789"}, "url-password"},
 }
 

@@ -13,7 +13,8 @@ const (
 	// escape of text inside JSON (tool inputs, API payloads).
 	sep = `(?:\s|\\[nrt])`
 	// lineNo is the line-number prefix of read-tool output and `cat -n`.
-	lineNo = `(?:[ \t]*\d{1,6}(?::[ \t]|\||\t|\\t))?`
+	// A markdown quote or a comment marker may stand in its place.
+	lineNo = `(?:[ \t]*\d{1,6}(?::[ \t]|\||\t|\\t)|[ \t]*[>#]+[ \t]?)?`
 	// b64Line is one line of a key body.
 	b64Line = `[A-Za-z0-9+/=]{16,}`
 	// pemBegin opens a PEM or PGP private key block.
@@ -162,6 +163,27 @@ func ownRules() []*rule {
 		// HTTP Basic credentials: base64 of user:password, after "Basic".
 		{kind: "basic-auth", keywords: []string{"basic"}, back: letters, group: 1, vet: vetBasic,
 			pattern: `(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})`},
+		// An AWS secret access key right after its key id (CSV exports,
+		// "id:secret" pairs).
+		{kind: "aws-secret-key", keywords: []string{"akia", "asia"}, group: 1,
+			pattern: `\b(?:AKIA|ASIA)[0-9A-Z]{16}[\s:,;=|"']+([A-Za-z0-9/+]{40})\b`},
+		// Tokens of formats gitleaks has no rule for, or only after a
+		// vendor's name: Google OAuth client secrets and tokens, Telegram
+		// bot tokens, Mailgun keys.
+		{kind: "google-oauth", keywords: []string{"gocspx-", "ya29.", "1//0"},
+			pattern: `(?:\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[A-Za-z0-9_-]{20,}|\b1//0[A-Za-z0-9_-]{30,})`},
+		{kind: "telegram-bot-token", keywords: []string{":aa"},
+			pattern: `\b\d{8,10}:AA[A-Za-z0-9_-]{30,}`},
+		{kind: "mailgun-key", keywords: []string{"key-"},
+			pattern: `\bkey-[a-f0-9]{32}\b`},
+		// Chat and Teams webhook URLs (gitleaks knows Slack's).
+		{kind: "webhook-url", keywords: []string{"/api/webhooks/", "webhook.office.com", "outlook.office.com"},
+			pattern: `(?:https?://)?(?:(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}|[A-Za-z0-9.-]*(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/[A-Za-z0-9@/_.-]{20,})`},
+		// XML: <password>x</password>, <add key="ApiKey" value="x"/>.
+		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetXMLElement,
+			pattern: `([A-Za-z_][A-Za-z0-9_.:-]*)>([^<\n]{1,500})</`},
+		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetXMLKeyValue,
+			pattern: `([A-Za-z_][A-Za-z0-9_.:-]*)\\?"[ \t]+value=\\?"([^"\\\n]+)\\?"`},
 		// Docker's config.json: "auth" is base64 of user:password.
 		{kind: "basic-auth", keywords: []string{`"auth`}, group: 1, vet: vetBasic,
 			pattern: `\\?"auth\\?"[ \t]*:[ \t]*\\?"([A-Za-z0-9+/]{6,}={0,2})\\?"`},
@@ -210,6 +232,9 @@ func ownRules() []*rule {
 		// Prose: "the password is hunter2", "password for the db is X".
 		{kind: "password", keywords: []string{"pass", "pwd"}, back: letters, group: 1, vet: vetProse,
 			pattern: `(?i)(?:password|passphrase|passcode|passwd|pwd)(?:[ \t]+(?:for|of|to)[ \t]+\S+(?:[ \t]+\S+)?)?[ \t]+(?:is|was|=|:)[ \t]+(` + quoted + `|[^\s"'` + "`" + `]+)`},
+		// Prose without a verb: "ssh in with password Tr0ub4dor&3".
+		{kind: "password", keywords: []string{"pass", "pwd"}, back: letters, group: 1, vet: vetProseBare,
+			pattern: `(?i)(?:password|passphrase|passcode|passwd|pwd)[ \t]+([^\s"'` + "`" + `]{6,})`},
 	}
 }
 
@@ -388,7 +413,7 @@ func extendLine(s string, m []int, start, end int) int {
 		ls--
 	}
 	lead := s[:ls]
-	for _, w := range []string{"export", "set", "-"} {
+	for _, w := range []string{"export", "set", "-", "+"} {
 		if t := strings.TrimRight(strings.TrimSuffix(lead, w), " \t"); t != lead && atLineStart(t) {
 			lead = t
 			break
@@ -441,6 +466,17 @@ func atLineStart(prefix string) bool {
 		strings.HasSuffix(prefix, `\n`) || strings.HasSuffix(prefix, `\r`)
 }
 
+// vetXMLElement keeps the text of an element whose name is secret.
+func vetXMLElement(s string, m []int, start, end int) bool {
+	return m[0] > 0 && s[m[0]-1] == '<' && secretName(s[m[2]:m[3]]) && vetValue(s, m, start, end)
+}
+
+// vetXMLKeyValue keeps value="…" after key="<a secret name>".
+func vetXMLKeyValue(s string, m []int, start, end int) bool {
+	before := strings.TrimSuffix(s[:m[0]], `\`)
+	return strings.HasSuffix(strings.ToLower(before), `key="`) && secretName(s[m[2]:m[3]]) && vetValue(s, m, start, end)
+}
+
 // vetNamedValue keeps a value after a secret's name in prose when it
 // looks generated: letters and digits, not a repeated character.
 func vetNamedValue(s string, m []int, start, end int) bool {
@@ -453,6 +489,13 @@ func vetNamedValue(s string, m []int, start, end int) bool {
 	}
 	v := strings.TrimRight(s[start:end], ".")
 	return strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0 && entropy(v) >= 3
+}
+
+// vetProseBare keeps a word after "password" that mixes letters and
+// digits, as passwords do and the words of a sentence do not.
+func vetProseBare(s string, m []int, start, end int) bool {
+	v := strings.TrimRight(s[start:end], ".,;:!?)")
+	return len(v) >= 6 && strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0 && !isPlaceholder(v, "")
 }
 
 // vetProse keeps a prose password that looks like one: not a plain
