@@ -95,6 +95,12 @@ func backClass(re *syntax.Regexp) (*byteSet, int, bool) {
 func prefixes(els []*syntax.Regexp) (set []string, complete bool) {
 	set = []string{""}
 	for _, el := range els {
+		if el.Op == syntax.OpWordBoundary && len(set) == 1 && set[0] == "" {
+			// A boundary inside a branch: the regexp checks it (at the
+			// start of the text it is tried on it always holds, which
+			// errs toward redacting).
+			continue
+		}
 		ext, whole := literals(el)
 		if len(ext) == 0 || len(set)*len(ext) > maxAnchors {
 			return trimEmpty(set), false

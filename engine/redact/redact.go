@@ -71,6 +71,14 @@ type rule struct {
 	boundary bool
 	anchors  []string
 	anchored bool
+	// next, when set, is a cheap test of what must follow the end of an
+	// anchor hit (an operator after a key name); a hit that fails it is
+	// not tried. Most occurrences of "key" or "token" are words of prose
+	// or code, and running a regexp at each was most of redaction's time.
+	next func(s string, end int) bool
+	// window, when set, is how much text from the anchor the pattern is
+	// first run on (see semiGenericWindow).
+	window int
 
 	once sync.Once
 	re   *regexp.Regexp
@@ -116,12 +124,38 @@ type allowlist struct {
 	stopWords []string
 	once      sync.Once
 	re        *regexp.Regexp
+	// stops holds the stopwords by length: generic-api-key has 1,446, and
+	// looking up each substring of a short secret beats scanning for each
+	// stopword (and building an automaton costs 60 ms at first use).
+	stops            map[string]bool
+	stopMin, stopMax int
 }
 
 func (a *allowlist) allowed(secret, match, line string) bool {
-	var checks []bool
-	if len(a.regexes) > 0 {
-		a.once.Do(func() { a.re = regexp.MustCompile("(?:" + strings.Join(a.regexes, ")|(?:") + ")") })
+	a.once.Do(func() {
+		if len(a.regexes) > 0 {
+			a.re = regexp.MustCompile("(?:" + strings.Join(a.regexes, ")|(?:") + ")")
+		}
+		if len(a.stopWords) > 0 {
+			a.stops, a.stopMin = map[string]bool{}, len(a.stopWords[0])
+			for _, w := range a.stopWords {
+				a.stops[w] = true
+				a.stopMin, a.stopMax = min(a.stopMin, len(w)), max(a.stopMax, len(w))
+			}
+		}
+	})
+	// The stopwords first: they are cheap, and under "or" one that holds
+	// spares the regexp (generic-api-key's match list costs 60 µs a try).
+	if len(a.stopWords) > 0 {
+		stop := a.hasStopWord(strings.ToLower(secret))
+		if stop && !a.and {
+			return true
+		}
+		if !stop && a.and {
+			return false
+		}
+	}
+	if a.re != nil {
 		target := secret
 		switch a.target {
 		case "match":
@@ -129,27 +163,21 @@ func (a *allowlist) allowed(secret, match, line string) bool {
 		case "line":
 			target = line
 		}
-		checks = append(checks, target != "" && a.re.MatchString(target))
+		return target != "" && a.re.MatchString(target)
 	}
-	if len(a.stopWords) > 0 {
-		ls, stop := strings.ToLower(secret), false
-		for _, w := range a.stopWords {
-			if strings.Contains(ls, w) {
-				stop = true
-				break
+	return a.and && len(a.stopWords) > 0
+}
+
+// hasStopWord reports whether a stopword occurs in the lowercase ls.
+func (a *allowlist) hasStopWord(ls string) bool {
+	for i := range ls {
+		for n := a.stopMin; n <= a.stopMax && i+n <= len(ls); n++ {
+			if a.stops[ls[i:i+n]] {
+				return true
 			}
 		}
-		checks = append(checks, stop)
 	}
-	for _, c := range checks {
-		if c && !a.and {
-			return true
-		}
-		if !c && a.and {
-			return false
-		}
-	}
-	return a.and && len(checks) > 0
+	return false
 }
 
 // New makes a redactor from the builtin rules plus extra named patterns
@@ -208,6 +236,12 @@ func build(rules []*rule, anchor bool) *Redactor {
 			}
 		default:
 			ru.anchors, ru.back, ru.backMax, ru.boundary, ru.anchored = anchorOf(ru.pattern)
+			if ru.anchored && ru.next == nil && strings.HasPrefix(ru.pattern, semiGeneric) {
+				ru.next = operatorFollows
+				if strings.HasSuffix(ru.pattern, gitleaksEnd) {
+					ru.window = semiGenericWindow
+				}
+			}
 		}
 		for _, a := range ru.anchors {
 			j := word(a)
@@ -303,6 +337,9 @@ func (r *Redactor) scan(s string) (run []int, starts []start) {
 		}
 		for _, i := range r.wordStart[w] {
 			ru := r.rules[i]
+			if ru.next != nil && !ru.next(s, m.End()) {
+				continue
+			}
 			at := m.Start()
 			if ru.back != nil {
 				for n := 0; at > 0 && n < ru.backMax && ru.back[s[at-1]]; n++ {
@@ -339,6 +376,36 @@ func (r *Redactor) scan(s string) (run []int, starts []start) {
 	return run, starts
 }
 
+// semiGeneric begins gitleaks' rules for a value after a key name
+// (utils.GenerateSemiGenericRegex): up to 50 name bytes, the keyword, up
+// to 20 more name bytes or blanks, up to 3 quotes or blanks, an operator.
+const semiGeneric = `(?i)[\w.-]{0,50}?(?:`
+
+// semiGenericWindow is the text a semi-generic rule first runs on. Its
+// bounded parts (50 name bytes, the keyword, 20 more, 3 quotes, the
+// operator, 5 quotes, a value of up to 150) fit in 250 bytes; a value of
+// the unbounded kind reaches the window's end, where the rule's `$` ends
+// the match, and the rule runs again on the whole text. So the window
+// changes no finding, and in 460 bytes Go's regexp backtracks instead of
+// simulating its NFA: the largest such rule (generic-api-key, 555
+// instructions) fits the backtracker's 256 Kibit up to 472 bytes.
+const semiGenericWindow = 460
+
+// operatorFollows is the cheap half of a semi-generic rule: after the
+// keyword's end, within the name bytes, blanks and quotes the pattern
+// allows (with slack for a keyword that ends before the pattern's does),
+// comes one of the operators it allows (= > : , | ?).
+func operatorFollows(s string, end int) bool {
+	i := end
+	for n := 0; i < len(s) && n < 28 && (isWordByte(s[i]) || s[i] == '.' || s[i] == '-' || s[i] == ' ' || s[i] == '\t'); n++ {
+		i++
+	}
+	for n := 0; i < len(s) && n < 3 && (s[i] == '\'' || s[i] == '"' || s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'); n++ {
+		i++
+	}
+	return i < len(s) && strings.IndexByte("=>:,|?", s[i]) >= 0
+}
+
 func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
@@ -353,7 +420,19 @@ func (ru *rule) find(s string, idx int, out []Span) []Span {
 
 // findAt appends the anchored rule's finding at offset at, if any.
 func (ru *rule) findAt(s string, at, idx int, out []Span) []Span {
-	m := ru.regexp().FindStringSubmatchIndex(s[at:])
+	var m []int
+	if ru.window > 0 && len(s)-at > ru.window {
+		m = ru.regexp().FindStringSubmatchIndex(s[at : at+ru.window])
+		if m == nil {
+			return out
+		}
+		if m[1] == ru.window { // it may go on past the window
+			m = nil
+		}
+	}
+	if m == nil {
+		m = ru.regexp().FindStringSubmatchIndex(s[at:])
+	}
 	if m == nil {
 		return out
 	}

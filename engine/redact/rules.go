@@ -180,9 +180,9 @@ func ownRules() []*rule {
 		{kind: "webhook-url", keywords: []string{"/api/webhooks/", "webhook.office.com", "outlook.office.com"},
 			pattern: `(?:https?://)?(?:(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}|[A-Za-z0-9.-]*(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/[A-Za-z0-9@/_.-]{20,})`},
 		// XML: <password>x</password>, <add key="ApiKey" value="x"/>.
-		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetXMLElement,
+		{kind: "secret", keywords: flagKeywords, back: nameChars, next: afterName(">"), group: 2, kindFrom: 1, vet: vetXMLElement,
 			pattern: `([A-Za-z_][A-Za-z0-9_.:-]*)>([^<\n]{1,500})</`},
-		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetXMLKeyValue,
+		{kind: "secret", keywords: flagKeywords, back: nameChars, next: afterName(`"\`), group: 2, kindFrom: 1, vet: vetXMLKeyValue,
 			pattern: `([A-Za-z_][A-Za-z0-9_.:-]*)\\?"[ \t]+value=\\?"([^"\\\n]+)\\?"`},
 		// Docker's config.json: "auth" is base64 of user:password.
 		{kind: "basic-auth", keywords: []string{`"auth`}, group: 1, vet: vetBasic,
@@ -219,15 +219,15 @@ func ownRules() []*rule {
 		{kind: "password", keywords: []string{"machine"}, back: letters, group: 1, vet: vetValue,
 			pattern: `machine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+(\S+)`},
 		// Flags: --password X, --token=X, --api-key X, -storepass X.
-		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetFlag,
+		{kind: "secret", keywords: flagKeywords, back: nameChars, next: afterName("= \t"), group: 2, kindFrom: 1, vet: vetFlag,
 			pattern: `--?([A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+(?:\\\r?\n[ \t]*)?)(` + quoted + `|` + unquoted + `)`},
 		// Assignments: password=..., secret: ..., API_TOKEN="...",
 		// "apiKey": "...", :password => '...'.
-		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 3, kindFrom: 1, vet: vetAssignment, extend: extendLine,
+		{kind: "secret", keywords: flagKeywords, back: nameChars, next: operatorAfterName, group: 3, kindFrom: 1, vet: vetAssignment, extend: extendLine,
 			pattern: `([A-Za-z_$@][A-Za-z0-9_.$@-]*)(\\?["']?[ \t]*(?::=|=>|\?=|\+=|=|:)[ \t]*` + nextLine + `)(` + quoted + `|` + unquoted + `)`},
 		// Prose: a secret's name and then a key-like value ("the deploy
 		// token 9f8e7d6c5b4a…", "private_key_id 0123abcd…").
-		{kind: "secret", keywords: flagKeywords, back: nameChars, group: 2, kindFrom: 1, vet: vetNamedValue,
+		{kind: "secret", keywords: flagKeywords, back: nameChars, next: afterName(" \t"), group: 2, kindFrom: 1, vet: vetNamedValue,
 			pattern: `([A-Za-z0-9_.$@-]+)[ \t]+(?:(?:is|was|of)[ \t]+)?([A-Za-z0-9_\-+/=.]{16,})`},
 		// Prose: "the password is hunter2", "password for the db is X".
 		{kind: "password", keywords: []string{"pass", "pwd"}, back: letters, group: 1, vet: vetProse,
@@ -241,6 +241,40 @@ func ownRules() []*rule {
 // flagKeywords prefilter the flag and assignment rules: a name that is
 // secret holds one of them.
 var flagKeywords = []string{"pass", "pwd", "pw", "secret", "token", "key", "cred"}
+
+// afterName is a rule's next test: the name around the keyword is
+// followed by one of the bytes in follow.
+func afterName(follow string) func(string, int) bool {
+	return func(s string, end int) bool {
+		i := nameEnd(s, end)
+		return i < len(s) && strings.IndexByte(follow, s[i]) >= 0
+	}
+}
+
+// operatorAfterName is the assignment rule's next test: after the name,
+// an optional closing quote and blanks, an operator (= : := => ?= +=).
+func operatorAfterName(s string, end int) bool {
+	i := nameEnd(s, end)
+	if i < len(s) && s[i] == '\\' {
+		i++
+	}
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i < len(s) && strings.IndexByte(":=?+", s[i]) >= 0
+}
+
+// nameEnd is where the name that runs through end stops.
+func nameEnd(s string, end int) int {
+	i := end
+	for i < len(s) && i-end < maxNameLen && nameChars[s[i]] {
+		i++
+	}
+	return i
+}
 
 // Byte sets anchored rules scan back over from a keyword.
 var (
