@@ -11,7 +11,7 @@ import (
 // redact the stored copy: a cut inside a secret would keep a piece no rule
 // recognises. The cut moves out of the secret instead.
 func TestBoundNeverCutsASecret(t *testing.T) {
-	ix := &Index{redactor: redact.Default}
+	ix := &Index{redactor: redact.Default()}
 	secret := "ok harbor-quokka-5512-amber"
 	line := func(n int) string { return strings.Repeat("log line of the deploy job\n", n/27+1)[:n] }
 	cases := []struct {
@@ -31,14 +31,14 @@ func TestBoundNeverCutsASecret(t *testing.T) {
 		if len(kept) >= len(c.text) {
 			t.Errorf("%s: nothing was cut", c.name)
 		}
-		shown := redact.Default.Redact(kept)
+		shown := redact.Default().Redact(kept)
 		for _, piece := range []string{secret[:12], secret[len(secret)-12:], "MIIEpAIBAAKC", "FAKEfake0123456789"} {
 			if strings.Contains(shown, piece) {
 				t.Errorf("%s: %q survives in the redacted stored text %q", c.name, piece, shown[max(0, strings.Index(shown, piece)-60):])
 			}
 		}
 		plain, _ := Bound(c.text, c.head, c.tail)
-		if p := redact.Default.Redact(plain); c.name != "key longer than a stretch" && !strings.Contains(p, secret[:12]) && !strings.Contains(p, secret[len(secret)-12:]) {
+		if p := redact.Default().Redact(plain); c.name != "key longer than a stretch" && !strings.Contains(p, secret[:12]) && !strings.Contains(p, secret[len(secret)-12:]) {
 			t.Errorf("%s: the plain cut does not split the secret; the case tests nothing", c.name)
 		}
 	}

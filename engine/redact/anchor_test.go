@@ -13,16 +13,16 @@ func TestAnchoringFindsWhatAFullScanFinds(t *testing.T) {
 	texts = append(texts, shapes()...)
 	full := build(append(ownRules(), gitleaksRuleSet()...), false)
 	anchored := 0
-	for _, ru := range Default.rules {
+	for _, ru := range Default().rules {
 		if ru.anchored {
 			anchored++
 		}
 	}
-	if anchored < len(Default.rules)*9/10 {
-		t.Errorf("only %d of %d rules are anchored", anchored, len(Default.rules))
+	if anchored < len(Default().rules)*9/10 {
+		t.Errorf("only %d of %d rules are anchored", anchored, len(Default().rules))
 	}
 	for _, s := range texts {
-		got := Default.Spans(s)
+		got := Default().Spans(s)
 		for _, w := range full.Spans(s) {
 			covered := false
 			for _, g := range got {

@@ -17,8 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	ahocorasick "github.com/petar-dambovaliev/aho-corasick"
 )
 
 // Redactor finds and replaces secrets. It is safe for concurrent use.
@@ -27,7 +25,7 @@ type Redactor struct {
 	// words finds, in one pass, the rules' keywords (gitleaks' prefilter:
 	// a rule runs only when one of its keywords occurs) and the literals
 	// anchored rules start at.
-	words     ahocorasick.AhoCorasick
+	words     *wordIndex
 	wordRules [][]int // word -> rules it is a keyword of
 	wordStart [][]int // word -> anchored rules it is an anchor of
 	always    []int   // rules without keywords (the config's extra patterns)
@@ -180,23 +178,39 @@ func (a *allowlist) hasStopWord(ls string) bool {
 	return false
 }
 
+// builtin is the builtin rules, analysed and indexed once per process
+// (7 ms) and shared by every redactor.
+var builtin = sync.OnceValue(func() *Redactor {
+	return build(append(ownRules(), gitleaksRuleSet()...), true)
+})
+
+// Default is the builtin redactor.
+func Default() *Redactor { return builtin() }
+
 // New makes a redactor from the builtin rules plus extra named patterns
 // (from the config file), which run on all text.
 func New(extra map[string]string) (*Redactor, error) {
-	rules := append(ownRules(), gitleaksRuleSet()...)
+	b := builtin()
+	if len(extra) == 0 {
+		return b, nil
+	}
 	names := make([]string, 0, len(extra))
 	for name := range extra {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	r := *b
+	r.rules = b.rules[:len(b.rules):len(b.rules)]
+	r.always = append([]int(nil), b.always...)
 	for _, name := range names {
 		re, err := regexp.Compile(extra[name])
 		if err != nil {
 			return nil, fmt.Errorf("redaction pattern %q: %w (fix it in the config's redact table; the syntax is Go's regexp)", name, err)
 		}
-		rules = append(rules, &rule{kind: name, pattern: extra[name], re: re})
+		r.always = append(r.always, len(r.rules))
+		r.rules = append(r.rules, &rule{kind: name, pattern: extra[name], re: re})
 	}
-	return build(rules, true), nil
+	return &r, nil
 }
 
 // build indexes the rules' words; without anchor every rule runs over the
@@ -248,17 +262,13 @@ func build(rules []*rule, anchor bool) *Redactor {
 			r.wordStart[j] = append(r.wordStart[j], i)
 		}
 	}
-	b := ahocorasick.NewAhoCorasickBuilder(ahocorasick.Opts{AsciiCaseInsensitive: true, MatchKind: ahocorasick.StandardMatch, DFA: true})
-	r.words = b.Build(words)
+	r.words = newWordIndex(words)
 	return r
 }
 
 // maxNameLen bounds how far back an own rule looks from its keyword for
 // the start of a name (`x_secret_api_token`): longer names are not keys.
 const maxNameLen = 128
-
-// Default is the builtin redactor.
-var Default, _ = New(nil)
 
 // Mark is what a secret of kind becomes.
 func Mark(kind string) string { return "[redacted:" + kind + "]" }
@@ -326,10 +336,8 @@ type start struct {
 func (r *Redactor) scan(s string) (run []int, starts []start) {
 	var hit []bool
 	var last map[int]int // rule -> last start recorded
-	it := r.words.IterOverlapping(s)
-	for m := it.Next(); m != nil; m = it.Next() {
-		w := m.Pattern()
-		if hit == nil && (len(r.wordRules[w]) > 0 || len(r.wordStart[w]) > 0) {
+	r.words.each(s, func(w, wStart, wEnd int) {
+		if hit == nil {
 			hit = make([]bool, len(r.rules))
 		}
 		for _, i := range r.wordRules[w] {
@@ -337,10 +345,10 @@ func (r *Redactor) scan(s string) (run []int, starts []start) {
 		}
 		for _, i := range r.wordStart[w] {
 			ru := r.rules[i]
-			if ru.next != nil && !ru.next(s, m.End()) {
+			if ru.next != nil && !ru.next(s, wEnd) {
 				continue
 			}
-			at := m.Start()
+			at := wStart
 			if ru.back != nil {
 				for n := 0; at > 0 && n < ru.backMax && ru.back[s[at-1]]; n++ {
 					at--
@@ -358,7 +366,7 @@ func (r *Redactor) scan(s string) (run []int, starts []start) {
 			last[i] = at
 			starts = append(starts, start{rule: i, at: at})
 		}
-	}
+	})
 	for _, i := range r.always {
 		if hit == nil {
 			return r.always, nil

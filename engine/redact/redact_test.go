@@ -120,7 +120,7 @@ func leaked(out, secret string) string {
 
 func TestSecretShapes(t *testing.T) {
 	for _, c := range secretCases {
-		out, n := Default.String(c.in)
+		out, n := Default().String(c.in)
 		if n == 0 {
 			t.Errorf("%q: nothing redacted", c.in)
 			continue
@@ -176,12 +176,12 @@ func TestKeepsWhatIsNotSecret(t *testing.T) {
 		`"integrity": "sha512-FAKE0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH=="`,
 		"h1:FAKE0123456789abcdefghijklmnopqrstuvwxyzAB=",
 	} {
-		if out, n := Default.String(s); n != 0 {
+		if out, n := Default().String(s); n != 0 {
 			t.Errorf("%q was redacted: %q", s, out)
 		}
 	}
 	// The words around a secret stay.
-	out := Default.Redact("The new AWS key is AKIAIOSFODNN7EXAMPLE for the deploy pipeline")
+	out := Default().Redact("The new AWS key is AKIAIOSFODNN7EXAMPLE for the deploy pipeline")
 	if out != "The new AWS key is [redacted:aws-key] for the deploy pipeline" {
 		t.Errorf("got %q", out)
 	}
@@ -203,7 +203,7 @@ func TestExtraPatterns(t *testing.T) {
 // Every rule compiles (they compile lazily, so a broken one would only
 // show on the text that needs it).
 func TestEveryRuleCompiles(t *testing.T) {
-	for _, ru := range Default.rules {
+	for _, ru := range Default().rules {
 		func() {
 			defer func() {
 				if e := recover(); e != nil {
@@ -221,8 +221,8 @@ func TestEveryRuleCompiles(t *testing.T) {
 // Redacting a redacted text changes nothing.
 func TestRedactionIsIdempotent(t *testing.T) {
 	for _, c := range secretCases {
-		once := Default.Redact(c.in)
-		if twice := Default.Redact(once); twice != once {
+		once := Default().Redact(c.in)
+		if twice := Default().Redact(once); twice != once {
 			t.Errorf("%q: redacted again: %q -> %q", c.in, once, twice)
 		}
 	}
