@@ -227,3 +227,23 @@ func TestRedactionIsIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// One redactor serves the LSP server's concurrent requests: rules compile
+// lazily, once, under any number of callers (run with -race).
+func TestConcurrentRedaction(t *testing.T) {
+	r := build(append(ownRules(), gitleaksRuleSet()...), true)
+	done := make(chan bool)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for _, c := range secretCases {
+				if out := r.Redact(c.in); leaked(out, c.secrets[0]) != "" {
+					t.Errorf("%q leaked under concurrency", c.in)
+				}
+			}
+			done <- true
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+}
