@@ -14,7 +14,9 @@ import (
 // corpus), so anchorOf reads the literals from the pattern, the keyword
 // pass finds them, and the rule is tried, anchored, only there.
 
-// maxAnchors bounds the literal prefixes one rule may have.
+// maxAnchors bounds the literal prefixes one rule may have: the most a
+// rule has today is 34 (gitleaks' jwt-base64); past a few dozen, literals
+// stop being a cheaper test than the regexp.
 const maxAnchors = 64
 
 // anchorOf finds where a match of pattern can start: right at one of
