@@ -10,64 +10,119 @@ import (
 	"github.com/recallhq/recall/internal/fixtures"
 )
 
-// Every output of every command on a history full of secrets holds none
-// of them; searching for a secret finds nothing; the words around the
-// secrets stay searchable; --no-redact shows them (so the check can fail).
+// Every output of every command on the histories full of secrets holds
+// none of them (nor a 12-character run of one); searching for a secret
+// finds nothing; the words around the secrets stay searchable; --no-redact
+// shows them (so the check can fail).
 func TestNoSecretInAnyOutput(t *testing.T) {
-	ps, err := fixtures.PlantedSecrets("..")
+	all, err := fixtures.AllPlantedSecrets("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	values := ps.Values
-	src, _ := os.ReadFile(ps.DB)
+	for _, ps := range all {
+		t.Run(ps.Name, func(t *testing.T) { sweepSecrets(t, ps) })
+	}
+}
+
+func sweepSecrets(t *testing.T, ps fixtures.Secrets) {
+	src, err := os.ReadFile(ps.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(t.TempDir(), "opencode.db")
-	os.WriteFile(db, src, 0o644)
+	if err := os.WriteFile(db, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ix := filepath.Join(t.TempDir(), "i.db")
 	base := []string{"--db", db, "--index", ix}
-	var all strings.Builder
+	// leaks names the command that leaked, so a failure says where.
+	leaks := map[string][]string{}
 	runAll := func(args ...string) run {
 		r := cli(t, append(args, base...)...)
-		all.WriteString(r.stdout + r.stderr)
+		if found := ps.Leaks(r.stdout + r.stderr); len(found) > 0 {
+			leaks[strings.Join(args, " ")] = found
+		}
 		return r
 	}
 	sessions := runAll("sessions", "--json", "--limit", "50")
 	var sl struct {
-		Sessions []struct{ ID, Cursor string }
-	}
-	json.Unmarshal([]byte(sessions.stdout), &sl)
-	if len(sl.Sessions) == 0 {
-		t.Fatal("no sessions in the secrets fixture")
-	}
-	for _, s := range sl.Sessions {
-		runAll("read", "--mode", "full", s.Cursor)
-		runAll("read", "--mode", "full", "--format", "markdown", s.Cursor)
-		runAll("read", "--mode", "full", "--format", "json", "--json", s.Cursor)
-		for _, f := range []string{"chatml", "markdown", "jsonl"} {
-			runAll("export", "--format", f, s.ID)
+		Sessions []struct {
+			ID, Cursor, Title string
+			FirstPrompt       string
+			Children          []struct{ ID string }
 		}
 	}
-	for _, w := range append(ps.Searchable, "env", "key", "token", "password", "secret", "Bearer", "PRIVATE KEY", "redacted") {
+	if err := json.Unmarshal([]byte(sessions.stdout), &sl); err != nil || len(sl.Sessions) == 0 {
+		t.Fatalf("no sessions in the %s fixture: %v %s", ps.Name, err, sessions.stderr)
+	}
+	ids := map[string]bool{}
+	for _, s := range sl.Sessions {
+		ids[s.ID] = true
+		for _, c := range s.Children {
+			ids[c.ID] = true
+		}
+		if s.FirstPrompt == "" {
+			t.Errorf("session %s lists no firstPrompt: the sweep would not see it", s.ID)
+		}
+	}
+	for _, s := range sl.Sessions {
+		for _, mode := range []string{"full", "head", "tail"} {
+			runAll("read", "--mode", mode, s.Cursor)
+		}
+		runAll("read", "--mode", "full", "--format", "markdown", s.Cursor)
+		runAll("read", "--mode", "full", "--format", "json", "--json", s.Cursor)
+		runAll("sessions", "--json", "--filter", s.Title)
+		if len(s.Children) > 0 {
+			runAll("sessions", "--json", "--parent", s.ID)
+		}
+	}
+	for id := range ids {
+		for _, f := range []string{"chatml", "markdown", "jsonl"} {
+			runAll("export", "--format", f, id)
+		}
+	}
+	words := append([]string{"env", "key", "token", "password", "secret", "Bearer", "PRIVATE KEY", "redacted", "BEGIN", "://", "AccountKey"}, ps.Searchable...)
+	for _, w := range words {
 		runAll("search", "--json", "--limit", "20", "--group", "none", "--", w)
 		runAll("search", "--limit", "20", "--", w)
 	}
-	runAll("search", "--json", "--limit", "20", "")
+	runAll("search", "--json", "--limit", "50", "")
 	runAll("status", "--json")
-	if found := ps.Leaks(all.String()); len(found) > 0 {
-		t.Errorf("secrets leaked in outputs: %q", found)
+	for _, p := range []string{"keys/id_rsa", "config/gcp-sa.json", ".env", "keys/deploy_key.pem"} {
+		runAll("files", "--json", p)
 	}
-	for _, v := range values {
-		r := cli(t, append([]string{"search", "--json", "--", v}, base...)...)
-		var res struct{ Hits []any }
-		json.Unmarshal([]byte(r.stdout), &res)
-		if strings.ContainsAny(v, " ") {
-			continue
+	// Searching for a secret, or a piece of one, finds nothing that shows it.
+	for _, v := range append(ps.Values, ps.Contexts...) {
+		runAll("search", "--json", "--group", "none", "--", v)
+		if len(v) > 16 {
+			runAll("search", "--json", "--group", "none", "--", v[:16])
 		}
-		for _, h := range res.Hits {
-			b, _ := json.Marshal(h)
-			if strings.Contains(string(b), v) {
-				t.Errorf("searching for a secret returned it: %q", v)
+	}
+	leaked := map[string]bool{}
+	// Filtering sessions by a secret does not find the one it is in.
+	var rawList struct {
+		Sessions []struct{ ID, Title string }
+	}
+	_ = json.Unmarshal([]byte(cli(t, append([]string{"sessions", "--no-redact", "--json", "--limit", "50"}, base...)...).stdout), &rawList)
+	for _, rs := range rawList.Sessions {
+		for _, v := range ps.Values {
+			if !strings.Contains(rs.Title, v) {
+				continue
+			}
+			r := runAll("sessions", "--json", "--filter", v)
+			if strings.Contains(r.stdout, rs.ID) {
+				t.Errorf("sessions --filter with the secret in its title finds %s", rs.ID)
 			}
 		}
+	}
+	for door, found := range leaks {
+		t.Errorf("%s leaked %d secrets: %q", door, len(found), found)
+		for _, v := range found {
+			leaked[v] = true
+		}
+	}
+	if len(leaked) > 0 {
+		t.Errorf("%d of %d planted secrets leaked", len(leaked), len(ps.Values)+len(ps.Contexts))
 	}
 	for _, w := range ps.Searchable {
 		r := cli(t, append([]string{"search", "--json", "--", w}, base...)...)
@@ -76,9 +131,12 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		}
 	}
 	// The raw view exists (and so the assertions above can fail).
-	raw := cli(t, append([]string{"read", "--no-redact", "--mode", "full", sl.Sessions[0].Cursor}, base...)...)
-	raw2 := cli(t, append([]string{"export", "--no-redact", sl.Sessions[len(sl.Sessions)-1].ID}, base...)...)
-	if len(ps.Leaks(raw.stdout+raw2.stdout)) == 0 {
-		t.Error("--no-redact shows no secret: the fixture or the flag is broken")
+	var raw strings.Builder
+	for id := range ids {
+		raw.WriteString(cli(t, append([]string{"export", "--no-redact", id}, base...)...).stdout)
+	}
+	raw.WriteString(cli(t, append([]string{"sessions", "--no-redact", "--json", "--limit", "50"}, base...)...).stdout)
+	if shown := ps.Leaks(raw.String()); len(shown) < len(ps.Values)*9/10 {
+		t.Errorf("--no-redact shows %d of %d planted secrets: the fixture or the flag is broken", len(shown), len(ps.Values))
 	}
 }

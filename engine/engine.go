@@ -168,7 +168,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.ix = ix
-	e.ix.SetRedact(e.redactor.Redact)
+	e.ix.SetRedactor(e.redactor)
 	if err := e.loadKey(ctx); err != nil {
 		e.Close()
 		return nil, err

@@ -34,7 +34,7 @@ func (e *Engine) RebuildIndex(ctx context.Context) (SyncResult, error) {
 		// Keep the engine usable for whatever still reads.
 		if ix, rerr := index.OpenWith(ctx, path, e.ixOpts); rerr == nil {
 			e.ix = ix
-			e.ix.SetRedact(e.redactor.Redact)
+			e.ix.SetRedactor(e.redactor)
 		}
 		return SyncResult{}, err
 	}
@@ -43,7 +43,7 @@ func (e *Engine) RebuildIndex(ctx context.Context) (SyncResult, error) {
 		return SyncResult{}, err
 	}
 	e.ix = ix
-	e.ix.SetRedact(e.redactor.Redact)
+	e.ix.SetRedactor(e.redactor)
 	if e.vocab != nil {
 		e.vocab.invalidate()
 	}

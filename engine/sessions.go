@@ -105,9 +105,11 @@ func (e *Engine) Sessions(ctx context.Context, p SessionsParams) (SessionsResult
 		if err != nil {
 			return res, err
 		}
+		// The filter sees titles as the listing shows them: filtering by
+		// a secret must not find the session it is in.
 		titles := make([]string, len(all))
 		for i, s := range all {
-			titles[i] = s.Title
+			titles[i] = e.show(s.Title)
 		}
 		matches := fuzzy.Find(p.Filter, titles)
 		sort.SliceStable(matches, func(i, j int) bool { return matches[i].Score > matches[j].Score })

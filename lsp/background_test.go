@@ -309,24 +309,31 @@ func waitUntil(t testing.TB, ok func() bool, what string) {
 }
 
 // Secrets are redacted in every LSP output by default (search, read,
-// transcripts, hovers, symbols); initializationOptions.noRedact shows them,
-// so the check can fail.
+// transcripts, hovers, symbols) on both secrets fixtures;
+// initializationOptions.noRedact shows them, so the check can fail.
 func TestNoSecretsOverLSP(t *testing.T) {
-	planted, err := fixtures.PlantedSecrets("..")
+	all, err := fixtures.AllPlantedSecrets("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	values, db := planted.Values, planted.DB
+	for _, planted := range all {
+		t.Run(planted.Name, func(t *testing.T) { sweepLSPSecrets(t, planted) })
+	}
+}
 
-	everything := func(s *session) string {
+func sweepLSPSecrets(t *testing.T, planted fixtures.Secrets) {
+	db := planted.DB
+	everything := func(s *session) (string, map[string]bool) {
 		var all strings.Builder
+		leaked := map[string]bool{}
 		call := func(method string, params any) json.RawMessage {
 			raw, err := s.call(method, params)
 			if err != nil {
 				t.Fatalf("%s %v: %v", method, params, err)
 			}
-			for _, v := range values {
-				if strings.Contains(string(raw), v) {
+			for _, v := range planted.Leaks(string(raw)) {
+				if !leaked[v] {
+					leaked[v] = true
 					fmt.Fprintf(&all, "\n[%q in %s %v]\n", v, method, params) // names the door that leaked
 				}
 			}
@@ -334,7 +341,10 @@ func TestNoSecretsOverLSP(t *testing.T) {
 			return raw
 		}
 		var sl struct {
-			Sessions []struct{ ID, Title, Cursor string }
+			Sessions []struct {
+				ID, Title, Cursor string
+				Children          []struct{ ID string }
+			}
 		}
 		_ = json.Unmarshal(call("recall/sessions", map[string]any{"limit": 50}), &sl)
 		if len(sl.Sessions) == 0 {
@@ -344,44 +354,52 @@ func TestNoSecretsOverLSP(t *testing.T) {
 		for _, ses := range sl.Sessions {
 			hoverDoc.WriteString(ses.ID + "\n")
 			call("recall/read", map[string]any{"cursor": ses.Cursor, "mode": "full", "format": "chatml"})
+			call("recall/read", map[string]any{"cursor": ses.Cursor, "mode": "full", "format": "markdown"})
 			var rd struct {
-				Messages []struct{ ID string }
+				Messages []struct {
+					ID    string
+					Parts []struct{ ID string }
+				}
 			}
 			_ = json.Unmarshal(call("recall/read", map[string]any{"cursor": ses.Cursor, "mode": "full", "format": "json"}), &rd)
 			for _, m := range rd.Messages {
 				hoverDoc.WriteString(m.ID + "\n")
+				for _, p := range m.Parts {
+					hoverDoc.WriteString(p.ID + "\n")
+				}
 			}
-			call("workspace/textDocumentContent", map[string]any{"uri": "recall:/session/" + ses.ID})
-			call("recall/transcript", map[string]any{"uri": "recall:/session/" + ses.ID + "?format=chatml"})
+			ids := []string{ses.ID}
+			for _, c := range ses.Children {
+				ids = append(ids, c.ID)
+			}
+			for _, id := range ids {
+				call("workspace/textDocumentContent", map[string]any{"uri": "recall:/session/" + id})
+				call("recall/transcript", map[string]any{"uri": "recall:/session/" + id + "?format=chatml"})
+			}
 			call("workspace/symbol", map[string]any{"query": ses.Title})
 		}
-		for _, q := range []string{"", "key", "token", "password", "secret", "AKIA", "ghp", "sk-proj"} {
+		call("workspace/symbol", map[string]any{"query": ""})
+		queries := append([]string{"", "key", "token", "password", "secret", "AKIA", "ghp", "sk-proj", "sk_live", "BEGIN", "AccountKey"}, planted.Searchable...)
+		for _, q := range append(queries, planted.Values...) {
 			call("recall/search", map[string]any{"query": q, "limit": 50})
 		}
+		call("recall/status", map[string]any{})
 		doc := "file:///secrets-hover.txt"
 		s.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": doc, "languageId": "text", "version": 1, "text": hoverDoc.String()}})
 		for line := range strings.Count(hoverDoc.String(), "\n") {
 			call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": doc}, "position": map[string]any{"line": line, "character": 5}})
 		}
-		return all.String()
+		return all.String(), leaked
 	}
-	redacted := everything(startSession(t, sessionOptions{db: db}))
-	for _, v := range values {
-		if i := strings.Index(redacted, fmt.Sprintf("[%q in ", v)); i >= 0 {
-			t.Errorf("secret leaked over LSP: %s", redacted[i:i+strings.Index(redacted[i:], "]\n")+1])
-		}
+	redacted, leaked := everything(startSession(t, sessionOptions{db: db}))
+	for v := range leaked {
+		i := strings.Index(redacted, fmt.Sprintf("[%q in ", v))
+		t.Errorf("secret leaked over LSP: %s", redacted[i:i+strings.Index(redacted[i:], "]\n")+1])
 	}
 	if !strings.Contains(redacted, "[redacted:") {
 		t.Error("no redaction marker in any output: the check saw no secret-bearing text")
 	}
-	shown := everything(startSession(t, sessionOptions{db: db, initOptions: map[string]any{"noRedact": true}}))
-	leaked := 0
-	for _, v := range values {
-		if strings.Contains(shown, v) {
-			leaked++
-		}
-	}
-	if leaked == 0 {
+	if _, shown := everything(startSession(t, sessionOptions{db: db, initOptions: map[string]any{"noRedact": true}})); len(shown) == 0 {
 		t.Error("noRedact: true showed no secret; the option is not reaching the engine")
 	}
 }

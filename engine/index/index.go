@@ -18,12 +18,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recallhq/recall/engine/redact"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ErrCorrupt marks an index file of ours that is damaged; the caller moves
 // it aside (MoveAside) and rebuilds it.
@@ -34,20 +35,21 @@ type Index struct {
 	db       *sql.DB
 	path     string
 	readOnly bool // on read-only storage: queries only
-	// redact cleans text before it is tokenized into the FTS index and the
-	// vocabulary, so a secret can never be found by searching for it.
-	redact func(string) string
+	// redactor cleans text before it is tokenized into the FTS index and
+	// the vocabulary, so a secret can never be found by searching for it,
+	// and keeps the cuts of long texts out of secrets (see bound).
+	redactor *redact.Redactor
 }
 
-// SetRedact sets the function that cleans text before it is indexed.
-func (ix *Index) SetRedact(fn func(string) string) { ix.redact = fn }
+// SetRedactor sets the redactor that cleans text before it is indexed.
+func (ix *Index) SetRedactor(r *redact.Redactor) { ix.redactor = r }
 
 // IndexedText is text as the FTS index sees it (redacted).
 func (ix *Index) IndexedText(s string) string {
-	if ix.redact == nil {
+	if ix.redactor == nil {
 		return s
 	}
-	return ix.redact(s)
+	return ix.redactor.Redact(s)
 }
 
 // DB exposes the handle to the engine's query code in this module.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/model"
 )
@@ -19,6 +20,10 @@ const (
 	TextTail   = 8 << 10  // and from the end
 )
 
+// FirstPromptBytes is how much of a session's first prompt the listing
+// keeps.
+const FirstPromptBytes = 400
+
 // TruncationMark separates the head and tail of a bounded text.
 const TruncationMark = "\n…[truncated]…\n"
 
@@ -26,6 +31,70 @@ const TruncationMark = "\n…[truncated]…\n"
 // TruncationMark between them, and whether it cut anything.
 func Bound(s string, head, tail int) (string, bool) {
 	return model.Clip(s, head, tail, TruncationMark)
+}
+
+// maxStretch is how far a cut may move to keep a secret whole (a 4096-bit
+// RSA key in PEM is 3.2 KB); a longer secret is dropped from the kept
+// part instead.
+const maxStretch = 4 << 10
+
+// bound is Bound that never cuts inside a secret. Outputs redact the
+// stored copy, and a cut piece of a secret (the head of a key, the end
+// of a quoted password, a key body without its BEGIN line) is something
+// no rule recognises. So the redactor's findings are looked up first and
+// a cut inside one moves to its end, or its start when that is nearer
+// than maxStretch allows.
+func (ix *Index) bound(s string, head, tail int) string {
+	if len(s) <= head+tail+len(TruncationMark) {
+		return s
+	}
+	h := head
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	t := len(s)
+	if tail > 0 {
+		t = len(s) - tail
+		for t < len(s) && !utf8.RuneStart(s[t]) {
+			t++
+		}
+	}
+	if ix.redactor != nil {
+		spans := ix.redactor.Spans(s)
+		// Findings are merged, but the text their rules read may overlap;
+		// len(spans) rounds settle any chain of moves.
+		for round, moved := 0, true; moved && round <= len(spans); round++ {
+			moved = false
+			for _, sp := range spans {
+				if sp.MatchStart < h && h < sp.MatchEnd {
+					if sp.MatchEnd-h <= maxStretch {
+						h = sp.MatchEnd
+					} else {
+						h = sp.MatchStart
+					}
+					moved = true
+				}
+				if tail > 0 && sp.MatchStart < t && t < sp.MatchEnd {
+					if t-sp.MatchStart <= maxStretch {
+						t = sp.MatchStart
+					} else {
+						t = sp.MatchEnd
+					}
+					moved = true
+				}
+			}
+		}
+	}
+	if tail == 0 {
+		if h >= len(s) {
+			return s
+		}
+		return s[:h]
+	}
+	if h >= t {
+		return s
+	}
+	return s[:h] + TruncationMark + s[t:]
 }
 
 // InputText renders a tool input (compact JSON) as the words worth

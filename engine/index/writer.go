@@ -225,10 +225,10 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 			p.Kind = model.KindSummary
 		}
 		sp := storedPart{Part: *p, TextLen: len(p.Text), OutputLen: len(p.OutputOrErrorRaw())}
-		sp.Text, _ = Bound(p.Text, TextHead, TextTail)
-		sp.Output, _ = Bound(p.Output, OutputHead, OutputTail)
-		sp.Error, _ = Bound(p.Error, OutputHead, OutputTail)
-		sp.Input, _ = Bound(p.Input, TextHead, TextTail)
+		sp.Text = w.ix.bound(p.Text, TextHead, TextTail)
+		sp.Output = w.ix.bound(p.Output, OutputHead, OutputTail)
+		sp.Error = w.ix.bound(p.Error, OutputHead, OutputTail)
+		sp.Input = w.ix.bound(p.Input, TextHead, TextTail)
 		var exit any
 		if p.ExitCode != nil {
 			exit = *p.ExitCode
@@ -263,7 +263,7 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		if m.Role == "user" && p.Kind == model.KindText && !p.Synthetic {
 			userTurn = true
 			if c.FirstPrompt == "" {
-				c.FirstPrompt, _ = Bound(p.Text, 400, 0)
+				c.FirstPrompt = w.ix.bound(p.Text, FirstPromptBytes, 0)
 			}
 		}
 	}
