@@ -13,7 +13,7 @@ import (
 // benchHistories are real OpenCode histories: the public corpus (code,
 // logs, diffs, prose) and the two secrets fixtures.
 var benchHistories = []string{
-	filepath.Join("..", "..", "..", "shared", "corpus", "public", "opencode.db"),
+	filepath.Join("..", "..", "testdata", "corpus", "public", "opencode.db"),
 	filepath.Join("..", "..", "testdata", "opencode", "secrets", "opencode.db"),
 	filepath.Join("..", "..", "testdata", "opencode", "secrets2", "opencode.db"),
 }
