@@ -268,7 +268,9 @@ func TestDamageFoundOnUseIsRebuilt(t *testing.T) {
 	db := fixture(t, "v1")
 	ix := filepath.Join(t.TempDir(), "index.db")
 	e := openAt(t, db, ix)
-	e.ix.DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	raw := rawIndex(t, e)
+	raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	raw.Close() // its -wal and -shm would be moved aside with the file
 	e.Close()
 	b, _ := os.ReadFile(ix)
 	for i := len(b) / 2; i < len(b); i += 3 {

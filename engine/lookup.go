@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,24 +43,25 @@ func IDKind(s string) string {
 func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 	p := Preview{ID: id, Kind: IDKind(id)}
 	sessionID := ""
-	db := e.ix.DB()
+	found := true
 	var err error
 	switch p.Kind {
 	case "session":
 		sessionID = id
 	case "message":
 		p.MessageID = id
-		err = db.QueryRowContext(ctx, `SELECT session_id FROM messages WHERE id = ? LIMIT 1`, id).Scan(&sessionID)
+		sessionID, found, err = e.ix.MessageSession(ctx, id)
 	case "part":
 		p.PartID = id
-		err = db.QueryRowContext(ctx, `SELECT session_id, message_id FROM parts WHERE id = ? LIMIT 1`, id).Scan(&sessionID, &p.MessageID)
+		sessionID, p.MessageID, found, err = e.ix.PartLocation(ctx, id)
 	default:
 		return p, fmt.Errorf("%w: %q is not a ses_, msg_ or prt_ id", ErrUnknownID, clip(id, 40))
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
+		return p, err
+	}
+	if !found {
 		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
-	} else if err != nil {
-		return p, fmt.Errorf("look up %s: %w", id, err)
 	}
 	s, err := e.ix.Session(ctx, sessionID)
 	if errors.Is(err, index.ErrNoSession) {

@@ -92,28 +92,11 @@ func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, er
 	return ForgetResult{Forgotten: ids}, nil
 }
 
-func (e *Engine) forgotten(ctx context.Context) (map[string]bool, error) {
-	rows, err := e.ix.DB().QueryContext(ctx, `SELECT session_id FROM forgotten`)
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
-}
-
 // keepIndexable leaves out sessions under excluded directories and
 // forgotten sessions (with their subagents): to the index they are as good
 // as deleted, so a sync drops any it held.
 func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([]model.Session, error) {
-	gone, err := e.forgotten(ctx)
+	gone, err := e.ix.Forgotten(ctx)
 	if err != nil {
 		return nil, err
 	}

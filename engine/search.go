@@ -187,9 +187,11 @@ func (e *Engine) filter(ctx context.Context, p SearchParams) (index.Filter, erro
 		Roles: p.Roles, Kinds: p.Kinds, Tools: p.Tools, Session: p.Session}
 	if p.ExcludeSession != "" {
 		f.ExcludeSession = p.ExcludeSession
-		var root string
-		err := e.ix.DB().QueryRowContext(ctx, `SELECT root_id FROM sessions WHERE id = ?`, p.ExcludeSession).Scan(&root)
-		if err == nil {
+		root, ok, err := e.ix.RootOf(ctx, p.ExcludeSession)
+		if err != nil {
+			return f, err
+		}
+		if ok {
 			f.ExcludeRoot = root
 		}
 	}
@@ -480,21 +482,18 @@ func sortByScore(order []int, items []rank.Item) {
 	}
 }
 
+// titles reads the titles of the sessions the hits in order name, in one
+// query.
 func (e *Engine) titles(ctx context.Context, cands []index.Candidate, order []int) (map[string]string, error) {
-	out := map[string]string{}
+	ids := make([]string, 0, len(order))
+	seen := make(map[string]bool, len(order))
 	for _, i := range order {
-		id := cands[i].SessionID
-		if _, ok := out[id]; ok {
-			continue
+		if id := cands[i].SessionID; !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
-		var t string
-		err := e.ix.DB().QueryRowContext(ctx, `SELECT title FROM sessions WHERE id = ?`, id).Scan(&t)
-		if err != nil {
-			return nil, fmt.Errorf("read session %s: %w", id, err)
-		}
-		out[id] = t
 	}
-	return out, nil
+	return e.ix.Titles(ctx, ids)
 }
 
 func (e *Engine) freshness(ctx context.Context) Freshness {

@@ -65,7 +65,7 @@ func openSemantic(t testing.TB, db, ix, store string) *Engine {
 func countRows(t testing.TB, e *Engine, q string) int {
 	t.Helper()
 	var n int
-	if err := e.ix.DB().QueryRow(q).Scan(&n); err != nil {
+	if err := rawIndex(t, e).QueryRow(q).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -35,17 +35,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	if fi, err := os.Stat(e.ix.Path()); err == nil {
 		st.IndexBytes = fi.Size()
 	}
-	db := e.ix.DB()
-	for q, dst := range map[string]*int{
-		`SELECT count(*) FROM sessions`: &st.Sessions,
-		`SELECT count(*) FROM messages`: &st.Messages,
-		`SELECT count(*) FROM parts`:    &st.Parts,
-		`SELECT count(*) FROM docs`:     &st.Documents,
-	} {
-		if err := db.QueryRowContext(ctx, q).Scan(dst); err != nil {
-			return st, fmt.Errorf("read index: %w", err)
-		}
+	c, err := e.ix.Counts(ctx)
+	if err != nil {
+		return st, err
 	}
+	st.Sessions, st.Messages, st.Parts, st.Documents = c.Sessions, c.Messages, c.Parts, c.Documents
 	st.Freshness = e.freshness(ctx)
 	sem, err := e.semanticStatus(ctx)
 	if err != nil {

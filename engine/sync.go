@@ -238,7 +238,7 @@ func (e *Engine) syncLocked(ctx context.Context, src *opencode.Source, fp string
 	for i := range sessions {
 		byID[sessions[i].ID] = &sessions[i]
 	}
-	indexed, err := e.indexedStamps(ctx)
+	indexed, err := e.ix.Stamps(ctx)
 	if err != nil {
 		return err
 	}
@@ -362,21 +362,4 @@ func rootOf(s *model.Session, byID map[string]*model.Session) string {
 		}
 		id = cur.ParentID
 	}
-}
-
-func (e *Engine) indexedStamps(ctx context.Context) (map[string]string, error) {
-	rows, err := e.ix.DB().QueryContext(ctx, `SELECT id, stamp FROM sessions`)
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
-			return nil, err
-		}
-		out[id] = st
-	}
-	return out, rows.Err()
 }

@@ -72,6 +72,7 @@ func TestSourceNeverWritten(t *testing.T) {
 // dumpIndex renders the index's content (not its row ids) for comparison.
 func dumpIndex(t *testing.T, e *Engine) string {
 	t.Helper()
+	db := rawIndex(t, e)
 	var b strings.Builder
 	for _, q := range []string{
 		`SELECT id, root_id, parent_id, directory, title, messages, turns, tool_calls, first_prompt, stamp FROM sessions ORDER BY id`,
@@ -81,7 +82,7 @@ func dumpIndex(t *testing.T, e *Engine) string {
 		`SELECT term, df FROM vocab ORDER BY term`,
 		`SELECT path, session_id FROM file_touches ORDER BY path, session_id`,
 	} {
-		rows, err := e.ix.DB().Query(q)
+		rows, err := db.Query(q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func dumpIndex(t *testing.T, e *Engine) string {
 		rows.Close()
 	}
 	// The FTS index must answer the same: every vocabulary term's hits.
-	rows, err := e.ix.DB().Query(`SELECT term FROM vocab ORDER BY term LIMIT 400`)
+	rows, err := db.Query(`SELECT term FROM vocab ORDER BY term LIMIT 400`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func dumpIndex(t *testing.T, e *Engine) string {
 	rows.Close()
 	for _, term := range terms {
 		var ids []string
-		r, err := e.ix.DB().Query(`SELECT d.session_id || '/' || d.part_id || '/' || d.kind FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?`, `"`+term+`"`)
+		r, err := db.Query(`SELECT d.session_id || '/' || d.part_id || '/' || d.kind FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?`, `"`+term+`"`)
 		if err != nil {
 			t.Fatal(err)
 		}

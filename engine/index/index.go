@@ -50,9 +50,6 @@ func (ix *Index) IndexedText(s string) string {
 	return ix.redact(s)
 }
 
-// DB exposes the handle to the engine's query code in this module.
-func (ix *Index) DB() *sql.DB { return ix.db }
-
 // Path is the index file.
 func (ix *Index) Path() string { return ix.path }
 

@@ -190,8 +190,8 @@ func TestLegacyIndexAdopted(t *testing.T) {
 	p := filepath.Join(privateDir(t), "old.db")
 	ix := openIndex(t, p)
 	key, _ := ix.Meta(context.Background(), "cursor_key")
-	ix.DB().Exec(`PRAGMA application_id = 0`)
-	ix.DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	ix.db.Exec(`PRAGMA application_id = 0`)
+	ix.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	ix.Close()
 	if appID(t, p) != 0 {
 		t.Fatal("could not make a legacy index")
