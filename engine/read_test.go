@@ -68,7 +68,7 @@ func TestReadWindowModes(t *testing.T) {
 func TestReadToolFidelity(t *testing.T) {
 	e := openFixture(t, "v1")
 	ctx := context.Background()
-	res := search(t, e, "oldString", func(p *SearchParams) { p.Kinds = []string{"output"}; p.Group = "none" })
+	res := search(t, e, "oldString", func(p *SearchParams) { p.Filter.Kinds = []model.Kind{model.KindOutput}; p.Group = "none" })
 	var sawError bool
 	for _, h := range res.Hits {
 		w, err := e.Read(ctx, ReadParams{Cursor: h.Cursor, Limit: 3})
@@ -82,7 +82,10 @@ func TestReadToolFidelity(t *testing.T) {
 	if !sawError {
 		t.Error("no tool call rendered with status=\"error\" and its <error>")
 	}
-	out := search(t, e, "verbose build", func(p *SearchParams) { p.Tools = []string{"bash"}; p.Kinds = []string{"output"} })
+	out := search(t, e, "verbose build", func(p *SearchParams) {
+		p.Filter.Tools = []string{"bash"}
+		p.Filter.Kinds = []model.Kind{model.KindOutput}
+	})
 	if len(out.Hits) == 0 {
 		t.Fatal("no bash output hit for the verbose build")
 	}

@@ -56,22 +56,18 @@ func QueryTooLong(field string, n int) error {
 	return fmt.Errorf("%w: %s is %d bytes, over the %d KiB limit; search for a distinctive line of it instead", ErrQueryTooLong, field, n, MaxQueryBytes>>10)
 }
 
-// SearchParams is one search.
+// SearchParams is one search: what to look for, where (Filter), and how.
 type SearchParams struct {
-	Query          string
-	Limit          int
-	Directory      string
-	After, Before  int64 // Unix ms; 0 = open
-	Roles          []string
-	Kinds          []string
-	Tools          []string
-	Session        string
-	ExcludeSession string
-	Group          string // "session" (default) or "none"
-	PerSession     int
-	Explain        bool
-	Mode           string // auto | lexical | semantic | hybrid
-	Timeout        time.Duration
+	Query  string
+	Filter query.Filter
+	Limit  int        // hits; 0 = 10, at most MaxSearchLimit
+	Mode   query.Mode // "" = auto
+	Group  query.Group
+	// PerSession is how many hits one session family may contribute when
+	// grouped (0 = DefaultPerSession).
+	PerSession int
+	Explain    bool
+	Timeout    time.Duration // 0 = DefaultSearchTimeout
 }
 
 // Hit is one search result.
@@ -116,19 +112,19 @@ type Freshness struct {
 
 // SearchResult is what Search returns.
 type SearchResult struct {
-	Hits        []Hit     `json:"hits"`
-	Mode        string    `json:"mode"`
-	Notices     []string  `json:"notices,omitempty"`
-	Corrections []string  `json:"corrections,omitempty"`
-	Partial     bool      `json:"partial,omitempty"`
-	Index       Freshness `json:"index"`
-	TookMS      int64     `json:"tookMs"`
+	Hits        []Hit      `json:"hits"`
+	Mode        query.Mode `json:"mode"` // what ran: lexical, semantic, hybrid or recent
+	Notices     []string   `json:"notices,omitempty"`
+	Corrections []string   `json:"corrections,omitempty"`
+	Partial     bool       `json:"partial,omitempty"`
+	Index       Freshness  `json:"index"`
+	TookMS      int64      `json:"tookMs"`
 }
 
 // Search runs a ranked query over the index.
 func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
 	start := time.Now()
-	res := SearchResult{Mode: "lexical", Hits: []Hit{}}
+	res := SearchResult{Mode: query.ModeLexical, Hits: []Hit{}}
 	if len(p.Query) > MaxQueryBytes {
 		return res, QueryTooLong("query", len(p.Query)) // before any parsing: it is the slow part
 	}
@@ -148,11 +144,9 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	f, err := e.filter(ctx, p)
-	if err != nil {
-		return res, err
-	}
+	f := p.Filter
 	q := query.Parse(p.Query)
+	var err error
 	if n := len(q.Overlong); n > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("left out %d word(s) longer than %d characters (%q): words that long are not indexed; search for a part of it",
 			n, tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
@@ -165,9 +159,9 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 			res.Notices = append(res.Notices, "the query has no letters or digits to search for; nothing matched (an empty query lists recent activity)")
 		}
 	case q.Empty() || isRecencyQuery(q):
-		res.Mode = "recent"
+		res.Mode = query.ModeRecent
 		err = e.recent(ctx, p, f, &res)
-	case p.Mode == "lexical":
+	case p.Mode == query.ModeLexical:
 		err = e.lexical(ctx, p, q, f, &res)
 	default:
 		err = e.searchSemantic(ctx, p, q, f, &res)
@@ -180,22 +174,6 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	res.Index = e.freshness(context.WithoutCancel(ctx))
 	res.TookMS = time.Since(start).Milliseconds()
 	return res, err
-}
-
-func (e *Engine) filter(ctx context.Context, p SearchParams) (index.Filter, error) {
-	f := index.Filter{Directory: p.Directory, After: p.After, Before: p.Before,
-		Roles: p.Roles, Kinds: p.Kinds, Tools: p.Tools, Session: p.Session}
-	if p.ExcludeSession != "" {
-		f.ExcludeSession = p.ExcludeSession
-		root, ok, err := e.ix.RootOf(ctx, p.ExcludeSession)
-		if err != nil {
-			return f, err
-		}
-		if ok {
-			f.ExcludeRoot = root
-		}
-	}
-	return f, nil
 }
 
 // recencyWords make a query mean "what was I doing lately".
@@ -222,7 +200,7 @@ func isRecencyQuery(q query.Query) bool {
 	return sawRecency
 }
 
-func (e *Engine) recent(ctx context.Context, p SearchParams, f index.Filter, res *SearchResult) error {
+func (e *Engine) recent(ctx context.Context, p SearchParams, f query.Filter, res *SearchResult) error {
 	cands, err := e.ix.Recent(ctx, f, p.Limit*p.PerSession*4)
 	if err != nil {
 		return err
@@ -272,8 +250,8 @@ func (e *Engine) commonTerms(ctx context.Context, q query.Query, alts index.Alte
 	return skip, nil
 }
 
-func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f index.Filter, res *SearchResult) error {
-	res.Mode = "lexical"
+func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
+	res.Mode = query.ModeLexical
 	lr, err := e.lexicalRank(ctx, p, q, f, res)
 	if err != nil {
 		return err
@@ -297,7 +275,7 @@ type lexRanked struct {
 	explain func(int) *Explain
 }
 
-func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query, f index.Filter, res *SearchResult) (lexRanked, error) {
+func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query, f query.Filter, res *SearchResult) (lexRanked, error) {
 	var lr lexRanked
 	vocab, err := e.vocabulary(ctx)
 	if err != nil {
@@ -416,7 +394,7 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 // emit groups, cuts and renders hits.
 func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candidate, items []rank.Item, terms []rank.Term, needles []string, explain func(int) *Explain, res *SearchResult) error {
 	var order []int
-	if p.Group == "none" {
+	if p.Group == query.GroupNone {
 		order = make([]int, len(items))
 		for i := range order {
 			order[i] = i

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/embed"
+	"github.com/recallhq/recall/engine/model"
 )
 
 // Semantic search runs a local sentence-embedding model (engine/embed) over
@@ -31,7 +32,7 @@ import (
 // lexical index already finds. Embedding only these kinds is also what keeps
 // the vectors of 200k parts within the memory budget (about half the
 // documents).
-var embeddedKinds = []string{"text", "reasoning", "title", "tool", "subtask", "summary"}
+var embeddedKinds = []model.Kind{model.KindText, model.KindReasoning, model.KindTitle, model.KindTool, model.KindSubtask, model.KindSummary}
 
 // Bounds on the text embedded per document. The model reads 256 tokens per
 // chunk and averages chunks, so a long answer's vector is mostly its
@@ -173,10 +174,10 @@ func (e *Engine) noticeOnce(res *SearchResult, kind, msg string) {
 
 // embedText is what the model reads for a document: redacted like the FTS
 // index, and bounded (see maxEmbedBytes).
-func (e *Engine) embedText(kind, text string) string {
+func (e *Engine) embedText(kind model.Kind, text string) string {
 	text = e.ix.IndexedText(text)
 	limit := maxEmbedBytes
-	if kind == "tool" {
+	if kind == model.KindTool {
 		limit = maxEmbedToolBytes
 	}
 	if len(text) > limit {

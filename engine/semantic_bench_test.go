@@ -16,6 +16,8 @@ import (
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 )
 
 // Semantic benchmarks (make bench runs them). Speed and memory only: the
@@ -66,8 +68,8 @@ func BenchmarkVectorSearch200k(b *testing.B) {
 	q := randomUnit(rand.New(rand.NewPCG(9, 9)), dims)
 	for _, tc := range []struct {
 		name string
-		f    index.Filter
-	}{{"all", index.Filter{}}, {"kind=text", index.Filter{Kinds: []string{"text"}}}} {
+		f    query.Filter
+	}{{"all", query.Filter{}}, {"kind=text", query.Filter{Kinds: []model.Kind{model.KindText}}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			vf := vs.compileFilter(tc.f)
 			var lat latencies

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/recallhq/recall/engine/embed"
-	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
 )
@@ -47,12 +46,12 @@ const (
 // auto mode a missing model or missing vectors mean lexical search and one
 // notice; an explicit semantic or hybrid search without a model is
 // embed.ErrNoModel, whose message says how to install one.
-func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Query, f index.Filter, res *SearchResult) error {
+func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
 	mode := p.Mode
 	if mode == "" {
-		mode = "auto"
+		mode = query.ModeAuto
 	}
-	auto := mode == "auto"
+	auto := mode == query.ModeAuto
 	notice := func(kind, msg string) {
 		if auto {
 			e.noticeOnce(res, kind, msg)
@@ -88,8 +87,8 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 		if stored != "" && stored != key {
 			msg = fmt.Sprintf("the index's vectors come from another model (%s); searched lexically (run `recall sync --embed` to embed with %s)", stored, man.Name)
 		}
-		if mode == "semantic" {
-			res.Mode = "semantic"
+		if mode == query.ModeSemantic {
+			res.Mode = query.ModeSemantic
 			res.Notices = append(res.Notices, strings.Replace(msg, "searched lexically", "nothing to search", 1))
 			return nil
 		}
@@ -122,11 +121,11 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 	hits := vs.search(ctx, qv[0], vs.compileFilter(f), SemanticCandidates)
 	qq, qs := quantize(qv[0])
 	sim := func(rid int64) (float32, bool) { return vs.similarity(rid, qq, qs) }
-	if mode == "semantic" {
-		res.Mode = "semantic"
+	if mode == query.ModeSemantic {
+		res.Mode = query.ModeSemantic
 		return e.semanticOnly(ctx, p, q, f, hits, res)
 	}
-	res.Mode = "hybrid"
+	res.Mode = query.ModeHybrid
 	return e.hybrid(ctx, p, q, f, hits, sim, res)
 }
 
@@ -144,7 +143,7 @@ func queryNeedles(q query.Query) []string {
 	return out
 }
 
-func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query, f index.Filter, hits []vecHit, res *SearchResult) error {
+func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vecHit, res *SearchResult) error {
 	if len(hits) == 0 {
 		return nil
 	}
@@ -182,7 +181,7 @@ func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query
 // because BM25-based scores and cosines live on unrelated scales and a
 // model's cosines shift with its anisotropy. w (semanticWeight) shrinks
 // when the lexical ranking already covers the query.
-func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f index.Filter, hits []vecHit, sim func(int64) (float32, bool), res *SearchResult) error {
+func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vecHit, sim func(int64) (float32, bool), res *SearchResult) error {
 	lr, err := e.lexicalRank(ctx, p, q, f, res)
 	if err != nil {
 		return err
@@ -266,7 +265,7 @@ func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f in
 		items[i].Score = rrf(lexDoc[i], semDoc[i]) / top
 	}
 	var order []int
-	if p.Group == "none" {
+	if p.Group == query.GroupNone {
 		order = make([]int, len(items))
 		for i := range order {
 			order[i] = i

@@ -12,6 +12,7 @@ import (
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/query"
 )
 
@@ -83,7 +84,7 @@ func TestNoModelSearchesLexicallyWithOneNotice(t *testing.T) {
 	if again := search(t, e, "cache"); len(again.Notices) != 0 {
 		t.Errorf("the notice came twice: %q", again.Notices)
 	}
-	for _, mode := range []string{"semantic", "hybrid"} {
+	for _, mode := range []query.Mode{query.ModeSemantic, query.ModeHybrid} {
 		_, err := e.Search(context.Background(), SearchParams{Query: "cache", Mode: mode})
 		if !errors.Is(err, embed.ErrNoModel) || !strings.Contains(err.Error(), "recall models import DIR") {
 			t.Errorf("--mode %s without a model: want ErrNoModel telling what to run, got %v", mode, err)
@@ -168,13 +169,13 @@ func TestSemanticHitsHonourFilters(t *testing.T) {
 		mod func(*SearchParams)
 		ok  func(Hit) bool
 	}{
-		"session": {func(p *SearchParams) { p.Session = sid }, func(h Hit) bool { return h.SessionID == sid }},
-		"exclude": {func(p *SearchParams) { p.ExcludeSession = sid }, func(h Hit) bool { return h.SessionID != sid }},
-		"kind":    {func(p *SearchParams) { p.Kinds = []string{"tool"} }, func(h Hit) bool { return h.Kind == "tool" }},
-		"role":    {func(p *SearchParams) { p.Roles = []string{"user"} }, func(h Hit) bool { return h.Role == "user" }},
-		"dir":     {func(p *SearchParams) { p.Directory = all.Hits[0].Directory }, func(h Hit) bool { return strings.HasPrefix(h.Directory, all.Hits[0].Directory) }},
+		"session": {func(p *SearchParams) { p.Filter.Session = sid }, func(h Hit) bool { return h.SessionID == sid }},
+		"exclude": {func(p *SearchParams) { p.Filter.ExcludeSession = sid }, func(h Hit) bool { return h.SessionID != sid }},
+		"kind":    {func(p *SearchParams) { p.Filter.Kinds = []model.Kind{model.KindTool} }, func(h Hit) bool { return h.Kind == "tool" }},
+		"role":    {func(p *SearchParams) { p.Filter.Roles = []query.Role{query.RoleUser} }, func(h Hit) bool { return h.Role == "user" }},
+		"dir":     {func(p *SearchParams) { p.Filter.Directory = all.Hits[0].Directory }, func(h Hit) bool { return strings.HasPrefix(h.Directory, all.Hits[0].Directory) }},
 	} {
-		for _, mode := range []string{"semantic", "hybrid"} {
+		for _, mode := range []query.Mode{query.ModeSemantic, query.ModeHybrid} {
 			res := search(t, e, "fix the failing build", func(p *SearchParams) { p.Mode = mode; p.Group = "none"; p.Limit = 50; tc.mod(p) })
 			for _, h := range res.Hits {
 				if !tc.ok(h) {
@@ -308,14 +309,14 @@ func TestSearchDuringBackgroundEmbedding(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 15; i++ {
-				mode := []string{"auto", "hybrid", "lexical"}[(i+w)%3]
+				mode := []query.Mode{query.ModeAuto, query.ModeHybrid, query.ModeLexical}[(i+w)%3]
 				res, err := e.Search(context.Background(), SearchParams{Query: "cache retry", Mode: mode, Limit: 5})
 				if err != nil {
 					errs <- err
 					return
 				}
 				if mode == "lexical" && res.Mode != "lexical" {
-					errs <- errors.New("lexical mode ran " + res.Mode)
+					errs <- errors.New("lexical mode ran " + string(res.Mode))
 				}
 			}
 		}()

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/query"
 )
 
 // vectorSet is the in-memory copy of the index's vectors that a semantic
@@ -45,7 +46,8 @@ type vectorSet struct {
 	tools  interner
 	kinds  interner
 	roles  interner
-	parent map[int32]int32 // session -> parent session, interned
+	parent map[int32]int32 // subagent session -> parent session, interned
+	family map[int32]int32 // subagent session -> its family's root, interned
 }
 
 type interner struct {
@@ -72,7 +74,7 @@ func (in *interner) lookup(s string) (int32, bool) {
 }
 
 func newVectorSet(model string) *vectorSet {
-	return &vectorSet{model: model, pos: map[int64]int32{}, parent: map[int32]int32{}}
+	return &vectorSet{model: model, pos: map[int64]int32{}, parent: map[int32]int32{}, family: map[int32]int32{}}
 }
 
 func (vs *vectorSet) len() int { return len(vs.rid) }
@@ -208,13 +210,16 @@ func (vs *vectorSet) refresh(ctx context.Context, ix *index.Index) error {
 }
 
 func (vs *vectorSet) loadParents(ctx context.Context, ix *index.Index) error {
-	parents, err := ix.SessionParents(ctx)
+	links, err := ix.SessionLinks(ctx)
 	if err != nil {
 		return err
 	}
-	vs.parent = make(map[int32]int32, len(parents))
-	for s, p := range parents {
-		vs.parent[vs.ids.id(s)] = vs.ids.id(p)
+	vs.parent = make(map[int32]int32, len(links))
+	vs.family = make(map[int32]int32, len(links))
+	for s, l := range links {
+		id := vs.ids.id(s)
+		vs.parent[id] = vs.ids.id(l.Parent)
+		vs.family[id] = vs.ids.id(l.Root)
 	}
 	return nil
 }
@@ -269,8 +274,9 @@ func quantize(v []float32) ([]int8, float32) {
 	return q, s
 }
 
-// vecFilter is index.Filter compiled against the set's interned fields. It
-// is a pre-filter: the exact SQL filter runs again on the hits.
+// vecFilter is a query.Filter compiled against the set's interned fields,
+// meaning what the SQL filter (engine/index) means. It is a pre-filter: the
+// SQL filter runs again on the hits.
 type vecFilter struct {
 	none          bool // nothing can match
 	dirOK         []bool
@@ -282,7 +288,7 @@ type vecFilter struct {
 	excludeSess   int32
 }
 
-func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
+func (vs *vectorSet) compileFilter(f query.Filter) *vecFilter {
 	vf := &vecFilter{after: f.After, before: f.Before, excludeRoot: -1, excludeSess: -1}
 	if f.Directory != "" {
 		dir := strings.TrimRight(f.Directory, "/")
@@ -291,19 +297,7 @@ func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
 			vf.dirOK[i] = d == dir || strings.HasPrefix(d, dir+"/")
 		}
 	}
-	set := func(in *interner, vals []string) []bool {
-		if len(vals) == 0 {
-			return nil
-		}
-		ok := make([]bool, len(in.strs))
-		for _, v := range vals {
-			if i, found := in.lookup(v); found {
-				ok[i] = true
-			}
-		}
-		return ok
-	}
-	vf.kinds, vf.roles, vf.tools = set(&vs.kinds, f.Kinds), set(&vs.roles, f.Roles), set(&vs.tools, f.Tools)
+	vf.kinds, vf.roles, vf.tools = allowed(&vs.kinds, f.Kinds), allowed(&vs.roles, f.Roles), allowed(&vs.tools, f.Tools)
 	if f.Session != "" {
 		vf.sessions = map[int32]bool{}
 		if id, ok := vs.ids.lookup(f.Session); ok {
@@ -318,17 +312,31 @@ func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
 			vf.none = true
 		}
 	}
-	if f.ExcludeRoot != "" {
-		if id, ok := vs.ids.lookup(f.ExcludeRoot); ok {
-			vf.excludeRoot = id
-		}
-	}
-	if f.ExcludeSession != "" {
-		if id, ok := vs.ids.lookup(f.ExcludeSession); ok {
+	if x := f.ExcludeSession; x != "" {
+		if id, ok := vs.ids.lookup(x); ok {
 			vf.excludeSess = id
+			vf.excludeRoot = id
+			if root, ok := vs.family[id]; ok {
+				vf.excludeRoot = root
+			}
 		}
 	}
 	return vf
+}
+
+// allowed marks the interned values of in that vals name (nil: no
+// restriction).
+func allowed[T ~string](in *interner, vals []T) []bool {
+	if len(vals) == 0 {
+		return nil
+	}
+	ok := make([]bool, len(in.strs))
+	for _, v := range vals {
+		if i, found := in.lookup(string(v)); found {
+			ok[i] = true
+		}
+	}
+	return ok
 }
 
 func (vf *vecFilter) pass(vs *vectorSet, i int) bool {

@@ -13,7 +13,7 @@ func (ix *Index) Titles(ctx context.Context, ids []string) (map[string]string, e
 	out := make(map[string]string, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		batch := ids[start:min(start+500, len(ids))]
-		rows, err := ix.db.QueryContext(ctx, `SELECT id, title FROM sessions WHERE id IN `+inList(len(batch)), strArgs(batch)...)
+		rows, err := ix.db.QueryContext(ctx, `SELECT id, title FROM sessions WHERE id IN `+inList(len(batch)), anys(batch)...)
 		if err != nil {
 			return nil, fmt.Errorf("read session titles: %w", err)
 		}

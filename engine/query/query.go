@@ -1,6 +1,8 @@
-// Package query parses what a user types into a small AST: free terms,
-// "quoted phrases" and -exclusions, each already split into the code-aware
-// tokens the index holds. Nothing here builds SQL; the index compiles the AST.
+// Package query describes one search: what the user typed, parsed into a
+// small AST (free terms, "quoted phrases" and -exclusions, each already split
+// into the code-aware tokens the index holds), and its scope (Filter, with
+// the typed Mode, Group and Role enums). Nothing here builds SQL: the index
+// compiles the AST and the Filter, the vector set compiles the Filter too.
 package query
 
 import (
