@@ -8,6 +8,7 @@ import (
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // ErrUnknownID is returned by Lookup for an id the index does not hold.
@@ -86,7 +87,7 @@ func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 	e.showMessages(msgs) // a hover is an output: secrets redacted like read's
 	if len(msgs) == 1 {
 		p.Message = &msgs[0]
-		p.Time = formatTime(msgs[0].Created)
+		p.Time = render.Time(msgs[0].Created)
 	}
 	p.Cursor = e.encodeCursor(Cursor{SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
 	return p, nil

@@ -147,3 +147,17 @@ func TestFitWindow(t *testing.T) {
 		t.Errorf("a window always shows its first message, got %d", n)
 	}
 }
+
+func TestParseReadMode(t *testing.T) {
+	for _, m := range ReadModes {
+		if got, err := ParseReadMode(string(m)); err != nil || got != m {
+			t.Errorf("%s: %q %v", m, got, err)
+		}
+	}
+	if got, err := ParseReadMode(""); err != nil || got != "" {
+		t.Errorf(`"": %q %v (the cursor's hint decides)`, got, err)
+	}
+	if _, err := ParseReadMode("start"); err == nil || !strings.Contains(err.Error(), "around, next, prev, head, tail, full") {
+		t.Errorf("start is a cursor hint, not a mode to ask for: %v", err)
+	}
+}

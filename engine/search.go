@@ -14,6 +14,7 @@ import (
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
+	"github.com/recallhq/recall/engine/render"
 	"github.com/recallhq/recall/engine/tokens"
 )
 
@@ -439,7 +440,7 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []index.Candi
 			Cursor:    e.encodeCursor(Cursor{SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
 			SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID,
 			Title: e.show(titles[c.SessionID]), Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
-			Time: formatTime(c.Time), Score: round3(items[i].Score), Snippet: snip, Highlights: hl,
+			Time: render.Time(c.Time), Score: round3(items[i].Score), Snippet: snip, Highlights: hl,
 		}
 		if h.Highlights == nil {
 			h.Highlights = [][2]int{}
@@ -479,7 +480,7 @@ func (e *Engine) freshness(ctx context.Context) Freshness {
 	var synced int64
 	if v, err := e.ix.Meta(ctx, "synced_at"); err == nil && v != "" {
 		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
-			f.SyncedAt, synced = formatTime(ms), ms
+			f.SyncedAt, synced = render.Time(ms), ms
 		}
 	}
 	if fp, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil {
@@ -527,13 +528,6 @@ func (e *Engine) vocabulary(ctx context.Context) (*vocabCache, error) {
 	}
 	c.v, c.docs, c.syncedAt = rank.NewVocab(terms, df), n, synced
 	return &vocabCache{v: c.v, docs: c.docs, syncedAt: c.syncedAt}, nil
-}
-
-func formatTime(ms int64) string {
-	if ms == 0 {
-		return ""
-	}
-	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

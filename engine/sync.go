@@ -10,6 +10,7 @@ import (
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/render"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
@@ -157,7 +158,7 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 		// and the error says what to do).
 		if synced, merr := e.ix.Meta(ctx, "synced_at"); merr == nil && synced != "" {
 			ms, _ := strconv.ParseInt(synced, 10, 64)
-			res.Locked, res.IndexAsOf = true, formatTime(ms)
+			res.Locked, res.IndexAsOf = true, render.Time(ms)
 			return res, nil
 		}
 	}
