@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 )
 
 func TestReadWindowModes(t *testing.T) {
@@ -159,5 +160,18 @@ func TestParseReadMode(t *testing.T) {
 	}
 	if _, err := ParseReadMode("start"); err == nil || !strings.Contains(err.Error(), "around, next, prev, head, tail, full") {
 		t.Errorf("start is a cursor hint, not a mode to ask for: %v", err)
+	}
+}
+
+// explain names the terms a hit matched; a stopword left out of the search
+// used to shift the names by one ("the" reported for the term after it).
+func TestExplainNamesTheMatchedTerm(t *testing.T) {
+	e := openFixture(t, "v1")
+	res := search(t, e, "the ERR_QUOTA_7731", func(p *SearchParams) { p.Explain = true; p.Mode = query.ModeLexical })
+	if len(res.Hits) == 0 || res.Hits[0].Explain == nil {
+		t.Fatalf("no explained hit: %+v", res)
+	}
+	if got := res.Hits[0].Explain.Matched; len(got) != 1 || got[0] != "ERR_QUOTA_7731" {
+		t.Errorf("matched %q, want [ERR_QUOTA_7731]", got)
 	}
 }

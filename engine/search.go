@@ -216,16 +216,13 @@ func (e *Engine) recent(ctx context.Context, p SearchParams, f query.Filter, res
 // commonTerms picks the terms left out of the FTS match under MatchBudget:
 // terms are taken rarest first, by the documents their stem family may
 // match, until the budget is spent; the rarest always goes in.
-func (e *Engine) commonTerms(ctx context.Context, q query.Query, alts index.Alternatives, allStop bool) (map[string]bool, error) {
+func (e *Engine) commonTerms(ctx context.Context, q query.Query, alts index.Alternatives) (map[string]bool, error) {
 	type tdf struct {
 		key string
 		df  int
 	}
 	var ts []tdf
-	for _, t := range q.Terms {
-		if t.Stop && !allStop {
-			continue
-		}
+	for _, t := range q.Searchable() {
 		df := 0
 		// A corrected term matches its corrections too.
 		for _, tok := range append([]string{t.Key()}, alts[t.Key()]...) {
@@ -286,16 +283,8 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 	var terms []rank.Term
 	var needles []string
 	nDocs := float64(vocab.docs)
-	allStop := true
-	for _, t := range q.Terms {
-		if !t.Stop {
-			allStop = false
-		}
-	}
-	for _, t := range q.Terms {
-		if t.Stop && !allStop {
-			continue
-		}
+	used := q.Searchable()
+	for _, t := range used {
 		df := vocab.v.DF(t.Key())
 		rt := rank.Term{}
 		if df == 0 && len(t.Tokens) == 1 {
@@ -342,7 +331,7 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 		needles = append(needles, ph.Tokens...)
 	}
 	lr.terms, lr.needles = terms, needles
-	skip, err := e.commonTerms(ctx, q, alts, allStop)
+	skip, err := e.commonTerms(ctx, q, alts)
 	if err != nil {
 		return lr, err
 	}
@@ -382,8 +371,8 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 		}
 		var matched []string
 		for j, m := range items[i].Matched {
-			if m && j < len(q.Terms) {
-				matched = append(matched, q.Terms[j].Raw)
+			if m && j < len(used) { // the rest are phrases
+				matched = append(matched, used[j].Raw)
 			}
 		}
 		return &Explain{BM25: cands[i].BM25, Matched: matched, Match: expr}

@@ -132,10 +132,8 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 // queryNeedles are the stems snippets highlight when no lexical ranking ran.
 func queryNeedles(q query.Query) []string {
 	var out []string
-	for _, t := range q.Terms {
-		if !t.Stop {
-			out = append(out, rank.Stem(t.Key()))
-		}
+	for _, t := range q.Searchable() {
+		out = append(out, rank.Stem(t.Key()))
 	}
 	for _, ph := range q.Phrases {
 		out = append(out, ph.Tokens...)

@@ -40,16 +40,8 @@ type Alternatives map[string][]string
 // re-ranking); see engine.MatchBudget.
 func MatchExpr(q query.Query, alts Alternatives, skip map[string]bool) string {
 	var any []string
-	terms := q.Terms
-	useStop := true
-	for _, t := range terms {
-		if !t.Stop {
-			useStop = false
-			break
-		}
-	}
-	for _, t := range terms {
-		if (t.Stop && !useStop) || skip[t.Key()] {
+	for _, t := range q.Searchable() {
+		if skip[t.Key()] {
 			continue
 		}
 		any = append(any, termExpr(t, alts))

@@ -52,6 +52,22 @@ type Query struct {
 // Empty reports a query with nothing to match (it lists recent activity).
 func (q Query) Empty() bool { return len(q.Terms) == 0 && len(q.Phrases) == 0 }
 
+// Searchable is the stop-word rule, the one place it is written: the terms
+// a search matches and ranks by are the ones that are not stopwords, unless
+// every term is one ("to be or not to be"), when they all count.
+func (q Query) Searchable() []Term {
+	out := make([]Term, 0, len(q.Terms))
+	for _, t := range q.Terms {
+		if !t.Stop {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return q.Terms
+	}
+	return out
+}
+
 // Parse parses raw. It never fails: unbalanced quotes close at the end,
 // operators and punctuation that mean nothing to us are ordinary text.
 func Parse(raw string) Query {

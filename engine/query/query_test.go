@@ -49,3 +49,24 @@ func TestParseOverlong(t *testing.T) {
 		t.Errorf("a sha512 hex: terms %+v, overlong %q", q.Terms, q.Overlong)
 	}
 }
+
+// The stop-word rule: stopwords count only when nothing else is left.
+func TestSearchable(t *testing.T) {
+	keys := func(ts []Term) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.Key())
+		}
+		return strings.Join(s, " ")
+	}
+	for in, want := range map[string]string{
+		"the invoice of a ledger": "invoice ledger",
+		"to be or not to be":      "to be or not to be",
+		`"the" the`:               "the",
+		"":                        "",
+	} {
+		if got := keys(Parse(in).Searchable()); got != want {
+			t.Errorf("%q: searchable %q, want %q", in, got, want)
+		}
+	}
+}
