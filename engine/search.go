@@ -389,7 +389,7 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candida
 		for i := range order {
 			order[i] = i
 		}
-		sortByScore(order, items)
+		rank.ByScore(order, items)
 	} else {
 		for _, fam := range rank.Families(items, terms) {
 			n := min(len(fam), p.PerSession)
@@ -440,14 +440,6 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []index.Candi
 		res.Hits = append(res.Hits, h)
 	}
 	return nil
-}
-
-func sortByScore(order []int, items []rank.Item) {
-	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && items[order[j]].Score > items[order[j-1]].Score; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
 }
 
 // titles reads the titles of the sessions the hits in order name, in one

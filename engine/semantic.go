@@ -17,7 +17,7 @@ import (
 
 // Semantic search runs a local sentence-embedding model (engine/embed) over
 // the documents people and models wrote, keeps their vectors in the index,
-// and fuses vector similarity with the lexical ranking (see fuse). It is
+// and fuses vector similarity with the lexical ranking (rank.Fuse). It is
 // optional: without a model, or before vectors exist, search is lexical and
 // says so once.
 

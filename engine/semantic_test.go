@@ -354,19 +354,6 @@ func TestCloseStopsEmbedding(t *testing.T) {
 	}
 }
 
-func TestSemanticWeight(t *testing.T) {
-	prose, code := query.Parse("why was the deploy so slow"), query.Parse("parseConfigFile ERR_QUOTA_7731")
-	if w := semanticWeight(code, 1); w != 0 {
-		t.Errorf("a fully covered code query lets vectors reorder it (weight %v)", w)
-	}
-	if semanticWeight(prose, 0) != semanticWeightMax || semanticWeight(prose, 1) != semanticWeightMin {
-		t.Errorf("prose weights: %v at no coverage, %v at full", semanticWeight(prose, 0), semanticWeight(prose, 1))
-	}
-	if semanticWeight(code, 0.5) >= semanticWeight(prose, 0.5) {
-		t.Error("a code query weighs vectors as much as prose")
-	}
-}
-
 func TestQuantizedSimilarity(t *testing.T) {
 	a := []float32{0.6, -0.8, 0, 0}
 	b := []float32{0.6, 0.8, 0, 0}

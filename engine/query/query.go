@@ -52,6 +52,21 @@ type Query struct {
 // Empty reports a query with nothing to match (it lists recent activity).
 func (q Query) Empty() bool { return len(q.Terms) == 0 && len(q.Phrases) == 0 }
 
+// IsCode reports a query that names identifiers, paths, numbers or quoted
+// strings, which the user means literally (ranking then trusts the
+// lexical match over vector similarity).
+func (q Query) IsCode() bool {
+	if len(q.Phrases) > 0 {
+		return true
+	}
+	for _, t := range q.Terms {
+		if len(t.Tokens) > 1 || strings.ContainsAny(t.Raw, "/_.:()[]{}<>=#$@") || strings.ContainsAny(t.Key(), "0123456789") {
+			return true
+		}
+	}
+	return false
+}
+
 // Searchable is the stop-word rule, the one place it is written: the terms
 // a search matches and ranks by are the ones that are not stopwords, unless
 // every term is one ("to be or not to be"), when they all count.

@@ -70,3 +70,18 @@ func TestSearchable(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCode(t *testing.T) {
+	for in, want := range map[string]bool{
+		"why was the deploy so slow":     false,
+		"parseConfigFile":                true,
+		"ERR_QUOTA_7731":                 true,
+		"docs/adr/0042-quasar-retention": true,
+		`"exact words"`:                  true,
+		"retry 3 times":                  true,
+	} {
+		if got := Parse(in).IsCode(); got != want {
+			t.Errorf("%q: IsCode %v, want %v", in, got, want)
+		}
+	}
+}
