@@ -10,6 +10,7 @@ import (
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
+	"github.com/recallhq/recall/engine/vectors"
 )
 
 // SemanticCandidates bounds the vector hits a search fuses with the lexical
@@ -80,7 +81,7 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 		}
 		return err
 	}
-	vs, err := e.vectors(ctx, key)
+	lv, err := e.vectors(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -88,14 +89,14 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 	if err != nil {
 		return fmt.Errorf("embed query: %w", err)
 	}
-	vs.mu.RLock()
-	defer vs.mu.RUnlock()
-	if vs.embedded < vs.total {
-		notice("partial", fmt.Sprintf("vectors cover %d of %d documents; semantic results come from those only (run `recall sync --embed` to finish)", vs.embedded, vs.total))
+	lv.mu.RLock()
+	defer lv.mu.RUnlock()
+	if lv.embedded < lv.total {
+		notice("partial", fmt.Sprintf("vectors cover %d of %d documents; semantic results come from those only (run `recall sync --embed` to finish)", lv.embedded, lv.total))
 	}
-	hits := vs.search(ctx, qv[0], vs.compileFilter(f), SemanticCandidates)
-	qq, qs := quantize(qv[0])
-	sim := func(rid int64) (float32, bool) { return vs.similarity(rid, qq, qs) }
+	vq := vectors.NewQuery(qv[0])
+	hits := lv.set.Search(ctx, vq, lv.set.Compile(f), SemanticCandidates)
+	sim := func(rid int64) (float32, bool) { return lv.set.Similarity(vq, rid) }
 	if mode == query.ModeSemantic {
 		res.Mode = query.ModeSemantic
 		return e.semanticOnly(ctx, p, q, f, hits, res)
@@ -116,15 +117,15 @@ func queryNeedles(q query.Query) []string {
 	return out
 }
 
-func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vecHit, res *SearchResult) error {
+func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vectors.Hit, res *SearchResult) error {
 	if len(hits) == 0 {
 		return nil
 	}
 	rids := make([]int64, len(hits))
 	simOf := make(map[int64]float32, len(hits))
 	for i, h := range hits {
-		rids[i] = h.rid
-		simOf[h.rid] = h.sim
+		rids[i] = h.RID
+		simOf[h.RID] = h.Sim
 	}
 	cands, err := e.ix.Candidates(ctx, rids, f)
 	if err != nil {
@@ -147,7 +148,7 @@ func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query
 
 // hybrid fuses the lexical ranking with the vector hits (rank.Fuse) and
 // renders the fused order.
-func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vecHit, sim func(int64) (float32, bool), res *SearchResult) error {
+func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vectors.Hit, sim func(int64) (float32, bool), res *SearchResult) error {
 	lr, err := e.lexicalRank(ctx, p, q, f, res)
 	if err != nil {
 		return err
@@ -160,8 +161,8 @@ func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f qu
 	}
 	var extra []int64
 	for _, h := range hits {
-		if _, ok := at[h.rid]; !ok {
-			extra = append(extra, h.rid)
+		if _, ok := at[h.RID]; !ok {
+			extra = append(extra, h.RID)
 		}
 	}
 	if len(extra) > 0 {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
-	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/query"
 )
@@ -351,38 +350,5 @@ func TestCloseStopsEmbedding(t *testing.T) {
 	case <-run.Done():
 	default:
 		t.Fatal("Close returned before the embedding run ended")
-	}
-}
-
-func TestQuantizedSimilarity(t *testing.T) {
-	a := []float32{0.6, -0.8, 0, 0}
-	b := []float32{0.6, 0.8, 0, 0}
-	vs := newVectorSet("k")
-	vs.dims = 4
-	for i, v := range [][]float32{a, b} {
-		vs.add(&index.VectorRow{DocRID: int64(i + 1), Hash: []byte{byte(i)}, Vec: index.EncodeVector(v)})
-	}
-	qq, qs := quantize(a)
-	for rid, want := range map[int64]float32{1: 1, 2: 0.36 - 0.64} {
-		got, ok := vs.similarity(rid, qq, qs)
-		if !ok || got < want-0.02 || got > want+0.02 {
-			t.Errorf("similarity to %d = %v, want %v", rid, got, want)
-		}
-	}
-}
-
-func TestDotInt8MatchesScalar(t *testing.T) {
-	for _, n := range []int{0, 1, 31, 32, 33, 384, 385} {
-		a, b := make([]int8, n), make([]int8, n)
-		for i := range a {
-			a[i], b[i] = int8(i*37%255-127), int8(i*91%253-126)
-		}
-		var want int32
-		for i := range a {
-			want += int32(a[i]) * int32(b[i])
-		}
-		if got := dotInt8(a, b); got != want {
-			t.Errorf("n=%d: dotInt8 = %d, want %d", n, got, want)
-		}
 	}
 }
