@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/recallhq/recall/engine/config"
 	"github.com/recallhq/recall/engine/demo"
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/redact"
@@ -31,8 +32,8 @@ type Options struct {
 	NoDemo bool
 	// NoRedact shows secrets in outputs (they stay out of the index).
 	NoRedact bool
-	// Config overrides the config file (nil = read ConfigPath).
-	Config *Config
+	// Config overrides the config file (nil = read config.Path).
+	Config *config.Config
 	// ModelDir holds installed embedding models ("" = ModelDir(Getenv)).
 	ModelDir string
 	// Model names the embedding model for semantic search ("" = the
@@ -55,7 +56,7 @@ type Engine struct {
 	cursorMu sync.Mutex
 	key      []byte // cursor signing key, from the index
 	vocab    *vocabCache
-	config   Config
+	config   config.Config
 	redactor *redact.Redactor
 	sem      semanticState // embedding model, vectors, embedding runs (semantic.go)
 	ixOpts   index.Options
@@ -106,7 +107,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {
-		cfg, err := LoadConfig(ConfigPath(opts.Getenv), opts.Getenv)
+		cfg, err := config.Load(config.Path(opts.Getenv), opts.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +186,7 @@ func damagedNotice(path, moved string) string {
 }
 
 // Config is the configuration in effect.
-func (e *Engine) Config() Config { return e.config }
+func (e *Engine) Config() config.Config { return e.config }
 
 // Close releases the source and the index.
 func (e *Engine) Close() error {

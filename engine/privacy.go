@@ -109,7 +109,7 @@ func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([
 	}
 	out := sessions[:0:0]
 	for _, s := range sessions {
-		if e.config.excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
+		if e.config.Excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
 			continue
 		}
 		out = append(out, s)

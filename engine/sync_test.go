@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/recallhq/recall/engine/config"
 )
 
 func hashFile(t *testing.T, p string) string {
@@ -223,7 +225,7 @@ func TestExcludeAndForget(t *testing.T) {
 		t.Errorf("forgotten session came back: %+v", hits[0].Title)
 	}
 	e.Close()
-	cfg := &Config{ExcludeDirectories: []string{"/tmp/ocgen/recall-v1/projects/webapp"}}
+	cfg := &config.Config{ExcludeDirectories: []string{"/tmp/ocgen/recall-v1/projects/webapp"}}
 	e2, err := Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -240,28 +242,5 @@ func TestExcludeAndForget(t *testing.T) {
 	}
 	if len(list.Sessions) == 0 {
 		t.Fatal("everything excluded")
-	}
-}
-
-func TestLoadConfig(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "config.toml")
-	os.WriteFile(p, []byte(`# mine
-exclude_directories = [
-  "~/clients/acme",  # a client
-  "/srv/x",
-]
-[redact]
-internal-token = "itk_[a-z]{4}"
-`), 0o644)
-	c, err := LoadConfig(p, func(k string) string { return map[string]string{"HOME": "/home/u"}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.ExcludeDirectories) != 2 || c.ExcludeDirectories[0] != "/home/u/clients/acme" || c.Redact["internal-token"] != "itk_[a-z]{4}" {
-		t.Fatalf("%+v", c)
-	}
-	os.WriteFile(p, []byte("exclude = 3\n"), 0o644)
-	if _, err := LoadConfig(p, noEnv); err == nil || !strings.Contains(err.Error(), "config.toml:1") {
-		t.Fatalf("bad config: %v", err)
 	}
 }
