@@ -19,6 +19,7 @@ import (
 	"github.com/recallhq/recall/engine/demo"
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/redact"
+	"github.com/recallhq/recall/engine/source"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	// Model names the embedding model for semantic search ("" = the
 	// default model if installed, else the first installed one).
 	Model string
+	// OpenSource opens the history (nil = opencode.Open); tests pass a
+	// fake to reach cases a real history cannot express.
+	OpenSource source.Opener
 }
 
 // Engine is an open source plus its index.
@@ -47,7 +51,8 @@ type Engine struct {
 	// srcMu guards src, which a sync replaces when the history file was
 	// replaced underneath it (reopenSource).
 	srcMu    sync.Mutex
-	src      *opencode.Source
+	src      source.Source
+	open     source.Opener
 	ix       *index.Index
 	log      *slog.Logger
 	demo     bool
@@ -103,7 +108,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}}
+	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}, open: opts.OpenSource}
+	if e.open == nil {
+		e.open = openOpenCode
+	}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {
@@ -142,7 +150,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkIndexPlacement(ixPath, path, opts.Getenv); err != nil {
 		return nil, err
 	}
-	src, err := opencode.Open(ctx, path)
+	src, err := e.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -211,8 +219,17 @@ func (e *Engine) IsDemo() bool { return e.demo }
 // SourcePath is the history being read.
 func (e *Engine) SourcePath() string { return e.source().Path() }
 
+// openOpenCode is the default source.Opener: OpenCode's history.
+func openOpenCode(ctx context.Context, path string) (source.Source, error) {
+	s, err := opencode.Open(ctx, path)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
+}
+
 // source is the open history (a sync may have replaced it).
-func (e *Engine) source() *opencode.Source {
+func (e *Engine) source() source.Source {
 	e.srcMu.Lock()
 	defer e.srcMu.Unlock()
 	return e.src
