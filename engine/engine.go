@@ -228,6 +228,11 @@ func openOpenCode(ctx context.Context, path string) (source.Source, error) {
 	return s, nil
 }
 
+// SourceFingerprint is a cheap summary of the history's files (inode, sizes
+// and modification times, no query): a watcher polls it and syncs when it
+// changes.
+func (e *Engine) SourceFingerprint() string { return e.source().Fingerprint() }
+
 // source is the open history (a sync may have replaced it).
 func (e *Engine) source() source.Source {
 	e.srcMu.Lock()

@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // Status describes the source and the index.
@@ -43,4 +46,33 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	}
 	st.Semantic = sem
 	return st, nil
+}
+
+// Freshness says how current the index is.
+type Freshness struct {
+	SyncedAt string `json:"syncedAt,omitempty"`
+	Stale    bool   `json:"stale"`
+	// LagMS is how long the history has held changes the index lacks: the
+	// time since its files changed after the last sync (0 when fresh).
+	LagMS int64 `json:"lagMs"`
+	Busy  bool  `json:"busy,omitempty"`
+}
+
+// freshness compares what the last sync recorded with the source now.
+func (e *Engine) freshness(ctx context.Context) Freshness {
+	var f Freshness
+	var synced int64
+	if v, err := e.ix.Meta(ctx, "synced_at"); err == nil && v != "" {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			f.SyncedAt, synced = render.Time(ms), ms
+		}
+	}
+	if fp, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil {
+		f.Stale = fp != e.syncFingerprint()
+	}
+	if f.Stale {
+		changed := max(e.source().ModTime().UnixMilli(), synced)
+		f.LagMS = max(time.Now().UnixMilli()-changed, 0)
+	}
+	return f
 }
