@@ -1,7 +1,10 @@
 // Package engine answers Recall's questions over a user's OpenCode history:
 // it syncs the index from the source and serves search, read, sessions,
-// status and export. It knows nothing of the CLI or the LSP; those doors
-// reach it through package commands.
+// status and export. It is a facade over its packages: it reads history
+// through source.Source, stores and queries through engine/index (it holds
+// no SQL), ranks with engine/rank and engine/vectors, and renders with
+// engine/render. It knows nothing of the CLI or the LSP; those doors reach
+// it through package commands.
 package engine
 
 import (
