@@ -61,8 +61,7 @@ type Engine struct {
 	demo     bool
 	notices  []string
 	said     map[string]bool // notices already given, so each is said once
-	cursorMu sync.Mutex
-	key      []byte // cursor signing key, from the index
+	key      []byte          // cursor signing key, from the index
 	vocab    *vocabCache
 	config   config.Config
 	redactor *redact.Redactor
@@ -245,10 +244,6 @@ func (e *Engine) source() source.Source {
 
 // IndexPath is the index file.
 func (e *Engine) IndexPath() string { return e.ix.Path() }
-
-// Index exposes the index to sibling packages in this module (the embedder
-// queue stores vectors in it).
-func (e *Engine) Index() *index.Index { return e.ix }
 
 func (e *Engine) loadKey(ctx context.Context) error {
 	k, err := e.ix.Meta(ctx, "cursor_key")

@@ -382,16 +382,3 @@ func EncodeVector(v []float32) []byte {
 	}
 	return b
 }
-
-// DecodeVector reads little-endian float32s into dst (len(b)/4 values).
-func DecodeVector(dst []float32, b []byte) []float32 {
-	n := len(b) / 4
-	if cap(dst) < n {
-		dst = make([]float32, n)
-	}
-	dst = dst[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst
-}

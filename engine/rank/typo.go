@@ -16,7 +16,6 @@ import (
 type Vocab struct {
 	terms []string
 	df    map[string]int
-	total int // documents (approximate: the largest df seen bounds nothing)
 }
 
 // NewVocab builds a vocabulary.

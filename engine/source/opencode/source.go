@@ -288,13 +288,6 @@ func (s *Source) Close() error {
 // Path is the location the source was opened from.
 func (s *Source) Path() string { return s.path }
 
-// DB is the read-only handle (nil for a JSON-only history); benchmarks and
-// tests count rows through it.
-func (s *Source) DB() *sql.DB { return s.db }
-
-// DBPath is the SQLite database, "" for a JSON-only history.
-func (s *Source) DBPath() string { return s.dbPath }
-
 // Identity names the file this source reads (see source.Identity).
 func (s *Source) Identity() source.Identity { return s.id }
 
@@ -570,20 +563,6 @@ func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return stamps, nil
-}
-
-// Session reads one session's row.
-func (s *Source) Session(ctx context.Context, id string) (model.Session, bool, error) {
-	all, err := s.Sessions(ctx) // a few thousand rows at most; only used on demand
-	if err != nil {
-		return model.Session{}, false, err
-	}
-	for _, ss := range all {
-		if ss.ID == id {
-			return ss, true, nil
-		}
-	}
-	return model.Session{}, false, nil
 }
 
 // Messages streams a session's messages in display order, with their parts,
