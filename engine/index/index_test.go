@@ -416,3 +416,22 @@ func TestVectorStorageRoundTrip(t *testing.T) {
 		t.Errorf("vector model %q", m)
 	}
 }
+
+// MatchExpr quotes every token, ORs the searchable terms (stopwords only
+// when nothing else is left), keeps phrases in order and NOTs exclusions.
+func TestMatchExpr(t *testing.T) {
+	for in, want := range map[string]string{
+		`the invoice`:                  `"invoice"`,
+		`to be`:                        `"to" OR "be"`,
+		`parseConfig "too many" -lazy`: `(("parse_config" OR "parse config") OR "too many") NOT ("lazy")`,
+		`NEAR(a b)`:                    `"near" OR "b"`, // "a" is a stopword; NEAR is a word here
+		`-only`:                        ``,
+	} {
+		if got := MatchExpr(query.Parse(in), nil, nil); got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+	if got := MatchExpr(query.Parse("invoice drift"), nil, map[string]bool{"invoice": true}); got != `"drift"` {
+		t.Errorf("skip: %s", got)
+	}
+}
