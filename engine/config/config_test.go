@@ -98,3 +98,20 @@ func TestExcluded(t *testing.T) {
 		}
 	}
 }
+
+// Valid TOML the hand-written parser misread: a comma inside a string split
+// the array (an error), and a single-quoted key kept its quotes (the
+// pattern was registered under another name).
+func TestLoadWhatTheHandParserMisread(t *testing.T) {
+	p := write(t, "exclude_directories = [\"/w/clients/acme,inc\"]\n[redact]\n'lit-key' = 'x\\d'\n")
+	c, err := Load(p, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ExcludeDirectories) != 1 || c.ExcludeDirectories[0] != "/w/clients/acme,inc" {
+		t.Errorf("exclude_directories %q", c.ExcludeDirectories)
+	}
+	if c.Redact["lit-key"] != `x\d` {
+		t.Errorf("redact %q, want lit-key", c.Redact)
+	}
+}
