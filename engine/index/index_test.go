@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -434,4 +435,41 @@ func TestMatchExpr(t *testing.T) {
 	if got := MatchExpr(query.Parse("invoice drift"), nil, map[string]bool{"invoice": true}); got != `"drift"` {
 		t.Errorf("skip: %s", got)
 	}
+}
+
+// BenchmarkTitles: the titles of a page of hits (10 sessions), one batch
+// query against the one query per session search used to make.
+func BenchmarkTitles(b *testing.B) {
+	ix := openIndex(b, filepath.Join(b.TempDir(), "i.db"))
+	defer ix.Close()
+	ctx := context.Background()
+	w, _ := ix.BeginWrite(ctx)
+	var ids []string
+	for i := 0; i < 2000; i++ {
+		s := model.Session{ID: "ses_" + strconv.Itoa(i), Title: "title " + strconv.Itoa(i), Directory: "/w"}
+		if err := w.PutSession(ctx, &s, SessionMeta{RootID: s.ID}, SessionCounts{}); err != nil {
+			b.Fatal(err)
+		}
+		if i%200 == 0 {
+			ids = append(ids, s.ID)
+		}
+	}
+	w.Commit(ctx)
+	b.Run("batch", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if t, err := ix.Titles(ctx, ids); err != nil || len(t) != len(ids) {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("one-per-session", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for _, id := range ids {
+				var t string
+				if err := ix.db.QueryRowContext(ctx, `SELECT title FROM sessions WHERE id = ?`, id).Scan(&t); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

@@ -109,7 +109,7 @@ func sqliteFile(t *testing.T, p string, stmts ...string) {
 	}
 }
 
-func openIndex(t *testing.T, p string) *Index {
+func openIndex(t testing.TB, p string) *Index {
 	t.Helper()
 	ix, err := Open(context.Background(), p)
 	if err != nil {
