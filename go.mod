@@ -3,6 +3,7 @@ module github.com/recallhq/recall
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/nlpodyssey/cybertron v0.2.1
 	github.com/nlpodyssey/gopickle v0.2.0
 	github.com/nlpodyssey/spago v1.1.0

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // ReadParams are the params of `read`.
@@ -47,7 +48,7 @@ func init() {
 		NewParams: func() Params { return &ReadParams{} },
 		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
 			rp := p.(*ReadParams)
-			return env.Engine.Read(ctx, engine.ReadParams{Cursor: rp.Cursor, Mode: rp.Mode, Limit: rp.Limit, Format: rp.Format})
+			return env.Engine.Read(ctx, engine.ReadParams{Cursor: rp.Cursor, Mode: engine.ReadMode(rp.Mode), Limit: rp.Limit, Format: render.Format(rp.Format)})
 		},
 		Print: func(w io.Writer, result any) error {
 			res := result.(engine.ReadResult)

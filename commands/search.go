@@ -8,6 +8,7 @@ import (
 
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 )
 
 // SearchParams are the params of `search` (CLI flags, JSON-RPC fields).
@@ -87,14 +88,19 @@ func kindList() string {
 	return strings.Join(s, ", ")
 }
 
+// engineParams converts the validated wire params to the engine's search,
+// once.
 func (p *SearchParams) engineParams() engine.SearchParams {
-	ep := engine.SearchParams{Query: p.Query, Limit: p.Limit, Directory: p.Directory, After: p.after, Before: p.before,
-		Kinds: splitList(p.Kind), Tools: splitList(p.Tool), Session: p.Session, ExcludeSession: p.ExcludeSession,
-		Group: p.Group, Explain: p.Explain, Mode: p.Mode}
-	if p.Role != "" {
-		ep.Roles = []string{p.Role}
+	f := query.Filter{Directory: p.Directory, After: p.after, Before: p.before, Tools: splitList(p.Tool),
+		Session: p.Session, ExcludeSession: p.ExcludeSession}
+	for _, k := range splitList(p.Kind) {
+		f.Kinds = append(f.Kinds, model.Kind(k))
 	}
-	return ep
+	if p.Role != "" {
+		f.Roles = []query.Role{query.Role(p.Role)}
+	}
+	return engine.SearchParams{Query: p.Query, Filter: f, Limit: p.Limit, Mode: query.Mode(p.Mode),
+		Group: query.Group(p.Group), Explain: p.Explain}
 }
 
 func init() {

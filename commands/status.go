@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // StatusParams: status takes none.
@@ -133,7 +134,7 @@ func init() {
 // node, a FIFO or a socket would replace it.
 func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 	ep := p.(*ExportParams)
-	params := engine.ExportParams{SessionID: ep.Session, Format: ep.Format}
+	params := engine.ExportParams{SessionID: ep.Session, Format: render.Format(ep.Format)}
 	if ep.Output == "" || ep.Output == "-" {
 		out := env.Stdout
 		if out == nil {

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -152,13 +154,26 @@ func BenchmarkColdIndex(b *testing.B) {
 		secs := time.Since(start).Seconds()
 		// parts/s counts OpenCode's part rows read (step bookkeeping
 		// included); stored/s the content parts Recall keeps.
-		var rows int
-		if err := e.src.DB().QueryRow(`SELECT count(*) FROM part`).Scan(&rows); err != nil {
-			b.Fatal(err)
-		}
+		rows := sourceParts(b, db)
 		b.ReportMetric(float64(rows)/secs, "parts/s")
 		b.ReportMetric(float64(r.Parts)/secs, "stored/s")
 		b.ReportMetric(secs, "s")
 		e.Close()
 	}
+}
+
+// sourceParts counts the part rows of the OpenCode database at path,
+// through a read-only handle of its own.
+func sourceParts(b *testing.B, path string) int {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=query_only(1)"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM part`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 )
 
 // EmbedBatch is how many documents one embedding step reads, embeds and
@@ -216,14 +218,14 @@ func (e *Engine) embedTexts(ctx context.Context, rids []int64) (map[int64]string
 	return out, nil
 }
 
-func (e *Engine) docKinds(ctx context.Context, rids []int64) (map[int64]string, error) {
-	cands, err := e.ix.Candidates(ctx, rids, index.Filter{})
+func (e *Engine) docKinds(ctx context.Context, rids []int64) (map[int64]model.Kind, error) {
+	cands, err := e.ix.Candidates(ctx, rids, query.Filter{})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]string, len(cands))
+	out := make(map[int64]model.Kind, len(cands))
 	for _, c := range cands {
-		out[c.DocRID] = c.Kind
+		out[c.DocRID] = model.Kind(c.Kind)
 	}
 	return out, nil
 }

@@ -1,7 +1,10 @@
 // Package engine answers Recall's questions over a user's OpenCode history:
 // it syncs the index from the source and serves search, read, sessions,
-// status and export. It knows nothing of the CLI or the LSP; those doors
-// reach it through package commands.
+// status and export. It is a facade over its packages: it reads history
+// through source.Source, stores and queries through engine/index (it holds
+// no SQL), ranks with engine/rank and engine/vectors, and renders with
+// engine/render. It knows nothing of the CLI or the LSP; those doors reach
+// it through package commands.
 package engine
 
 import (
@@ -15,9 +18,11 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/recallhq/recall/engine/config"
 	"github.com/recallhq/recall/engine/demo"
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/redact"
+	"github.com/recallhq/recall/engine/source"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
@@ -31,13 +36,16 @@ type Options struct {
 	NoDemo bool
 	// NoRedact shows secrets in outputs (they stay out of the index).
 	NoRedact bool
-	// Config overrides the config file (nil = read ConfigPath).
-	Config *Config
+	// Config overrides the config file (nil = read config.Path).
+	Config *config.Config
 	// ModelDir holds installed embedding models ("" = ModelDir(Getenv)).
 	ModelDir string
 	// Model names the embedding model for semantic search ("" = the
 	// default model if installed, else the first installed one).
 	Model string
+	// OpenSource opens the history (nil = opencode.Open); tests pass a
+	// fake to reach cases a real history cannot express.
+	OpenSource source.Opener
 }
 
 // Engine is an open source plus its index.
@@ -46,16 +54,16 @@ type Engine struct {
 	// srcMu guards src, which a sync replaces when the history file was
 	// replaced underneath it (reopenSource).
 	srcMu    sync.Mutex
-	src      *opencode.Source
+	src      source.Source
+	open     source.Opener
 	ix       *index.Index
 	log      *slog.Logger
 	demo     bool
 	notices  []string
 	said     map[string]bool // notices already given, so each is said once
-	cursorMu sync.Mutex
-	key      []byte // cursor signing key, from the index
+	key      []byte          // cursor signing key, from the index
 	vocab    *vocabCache
-	config   Config
+	config   config.Config
 	redactor *redact.Redactor
 	sem      semanticState // embedding model, vectors, embedding runs (semantic.go)
 	ixOpts   index.Options
@@ -102,11 +110,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}}
+	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}, open: opts.OpenSource}
+	if e.open == nil {
+		e.open = openOpenCode
+	}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {
-		cfg, err := LoadConfig(ConfigPath(opts.Getenv), opts.Getenv)
+		cfg, err := config.Load(config.Path(opts.Getenv), opts.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +152,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkIndexPlacement(ixPath, path, opts.Getenv); err != nil {
 		return nil, err
 	}
-	src, err := opencode.Open(ctx, path)
+	src, err := e.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +196,7 @@ func damagedNotice(path, moved string) string {
 }
 
 // Config is the configuration in effect.
-func (e *Engine) Config() Config { return e.config }
+func (e *Engine) Config() config.Config { return e.config }
 
 // Close releases the source and the index.
 func (e *Engine) Close() error {
@@ -210,8 +221,22 @@ func (e *Engine) IsDemo() bool { return e.demo }
 // SourcePath is the history being read.
 func (e *Engine) SourcePath() string { return e.source().Path() }
 
+// openOpenCode is the default source.Opener: OpenCode's history.
+func openOpenCode(ctx context.Context, path string) (source.Source, error) {
+	s, err := opencode.Open(ctx, path)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
+}
+
+// SourceFingerprint is a cheap summary of the history's files (inode, sizes
+// and modification times, no query): a watcher polls it and syncs when it
+// changes.
+func (e *Engine) SourceFingerprint() string { return e.source().Fingerprint() }
+
 // source is the open history (a sync may have replaced it).
-func (e *Engine) source() *opencode.Source {
+func (e *Engine) source() source.Source {
 	e.srcMu.Lock()
 	defer e.srcMu.Unlock()
 	return e.src
@@ -219,10 +244,6 @@ func (e *Engine) source() *opencode.Source {
 
 // IndexPath is the index file.
 func (e *Engine) IndexPath() string { return e.ix.Path() }
-
-// Index exposes the index to sibling packages in this module (the embedder
-// queue stores vectors in it).
-func (e *Engine) Index() *index.Index { return e.ix }
 
 func (e *Engine) loadKey(ctx context.Context) error {
 	k, err := e.ix.Meta(ctx, "cursor_key")

@@ -91,7 +91,7 @@ func TestSessionsFamily(t *testing.T) {
 	// A subagent hit is excluded with its family.
 	child := parent.Children[0].ID
 	all := search(t, e, "currency")
-	ex := search(t, e, "currency", func(p *SearchParams) { p.ExcludeSession = child })
+	ex := search(t, e, "currency", func(p *SearchParams) { p.Filter.ExcludeSession = child })
 	for _, h := range ex.Hits {
 		if h.SessionID == parent.ID || h.SessionID == child {
 			t.Errorf("excluded family still returned %s", h.SessionID)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recallhq/recall/engine/source"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
@@ -225,7 +226,7 @@ func TestLockedDatabase(t *testing.T) {
 		t.Fatalf("open of a locked history: %v", err)
 	}
 	_, err = e.Sync(ctx, SyncOptions{})
-	if !errors.Is(err, opencode.ErrLocked) || !strings.Contains(err.Error(), db) || !strings.Contains(err.Error(), "retry") {
+	if !errors.Is(err, source.ErrLocked) || !strings.Contains(err.Error(), db) || !strings.Contains(err.Error(), "retry") {
 		t.Fatalf("want a locked error naming the file and what to do, got %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -268,7 +269,9 @@ func TestDamageFoundOnUseIsRebuilt(t *testing.T) {
 	db := fixture(t, "v1")
 	ix := filepath.Join(t.TempDir(), "index.db")
 	e := openAt(t, db, ix)
-	e.ix.DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	raw := rawIndex(t, e)
+	raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	raw.Close() // its -wal and -shm would be moved aside with the file
 	e.Close()
 	b, _ := os.ReadFile(ix)
 	for i := len(b) / 2; i < len(b); i += 3 {

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,4 +78,18 @@ func search(t testing.TB, e *Engine, q string, mod ...func(*SearchParams)) Searc
 		t.Fatalf("search %q: %v", q, err)
 	}
 	return res
+}
+
+// rawIndex is a second SQL handle on e's index file, for tests that look
+// at what the index stores (the engine itself reaches it only through
+// package index's methods).
+func rawIndex(t testing.TB, e *Engine) *sql.DB {
+	t.Helper()
+	u := url.URL{Scheme: "file", Path: e.IndexPath(), RawQuery: "_pragma=busy_timeout(10000)"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		t.Fatalf("open index %s: %v", e.IndexPath(), err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

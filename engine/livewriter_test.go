@@ -27,7 +27,7 @@ func TestLiveWriterIndexMatchesRebuild(t *testing.T) {
 		t.Errorf("the index kept live differs from a rebuild:\n%s", firstDiff(got, want))
 	}
 	var n int
-	fresh.ix.DB().QueryRow(`SELECT count(*) FROM sessions`).Scan(&n)
+	rawIndex(t, fresh).QueryRow(`SELECT count(*) FROM sessions`).Scan(&n)
 	t.Logf("%d sessions, %d bytes of dump compared", n, len(want))
 	if n == 0 {
 		t.Fatal("the live history has no sessions")
@@ -50,9 +50,10 @@ func TestLiveWriterIndexMatchesRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted, renamed := 0, 0
+	raw := rawIndex(t, e)
 	for _, s := range m.Sessions {
 		var title string
-		err := e.ix.DB().QueryRow(`SELECT title FROM sessions WHERE id = ?`, s.ID).Scan(&title)
+		err := raw.QueryRow(`SELECT title FROM sessions WHERE id = ?`, s.ID).Scan(&title)
 		switch {
 		case s.Deleted:
 			deleted++

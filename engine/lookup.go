@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // ErrUnknownID is returned by Lookup for an id the index does not hold.
@@ -44,24 +44,25 @@ func IDKind(s string) string {
 func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 	p := Preview{ID: id, Kind: IDKind(id)}
 	sessionID := ""
-	db := e.ix.DB()
+	found := true
 	var err error
 	switch p.Kind {
 	case "session":
 		sessionID = id
 	case "message":
 		p.MessageID = id
-		err = db.QueryRowContext(ctx, `SELECT session_id FROM messages WHERE id = ? LIMIT 1`, id).Scan(&sessionID)
+		sessionID, found, err = e.ix.MessageSession(ctx, id)
 	case "part":
 		p.PartID = id
-		err = db.QueryRowContext(ctx, `SELECT session_id, message_id FROM parts WHERE id = ? LIMIT 1`, id).Scan(&sessionID, &p.MessageID)
+		sessionID, p.MessageID, found, err = e.ix.PartLocation(ctx, id)
 	default:
 		return p, fmt.Errorf("%w: %q is not a ses_, msg_ or prt_ id", ErrUnknownID, clip(id, 40))
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
+		return p, err
+	}
+	if !found {
 		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
-	} else if err != nil {
-		return p, fmt.Errorf("look up %s: %w", id, err)
 	}
 	s, err := e.ix.Session(ctx, sessionID)
 	if errors.Is(err, index.ErrNoSession) {
@@ -86,7 +87,7 @@ func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 	e.showMessages(msgs) // a hover is an output: secrets redacted like read's
 	if len(msgs) == 1 {
 		p.Message = &msgs[0]
-		p.Time = formatTime(msgs[0].Created)
+		p.Time = render.Time(msgs[0].Created)
 	}
 	p.Cursor = e.encodeCursor(Cursor{SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
 	return p, nil

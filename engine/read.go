@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/render"
 )
 
@@ -22,12 +24,45 @@ const (
 	MaxWindowBytes = 1 << 20
 )
 
+// ReadMode says which window of a session a read returns, relative to its
+// cursor. It belongs to the engine, not to render: it picks messages, and
+// render draws whatever window it is given.
+type ReadMode string
+
+// The read modes a caller may ask for.
+const (
+	ReadAround ReadMode = "around" // the cursor's message, a third of the window before it
+	ReadNext   ReadMode = "next"   // the window after the cursor's message
+	ReadPrev   ReadMode = "prev"   // the window before it
+	ReadHead   ReadMode = "head"   // the session's first window
+	ReadTail   ReadMode = "tail"   // its last window
+	ReadFull   ReadMode = "full"   // the whole session (up to MaxFullLimit)
+)
+
+// ReadModes lists the valid ReadMode values.
+var ReadModes = []ReadMode{ReadAround, ReadNext, ReadPrev, ReadHead, ReadTail, ReadFull}
+
+// Modes a cursor's hint selects (a nav cursor continues a page where the
+// last one ended); they cannot be asked for.
+const (
+	readStart ReadMode = "start" // the window starts at the cursor's message
+	readEnd   ReadMode = "end"   // the window ends at it
+)
+
+// ParseReadMode reads a read mode ("" is "": the cursor's own hint decides).
+func ParseReadMode(s string) (ReadMode, error) {
+	if m := ReadMode(s); s == "" || slices.Contains(ReadModes, m) {
+		return m, nil
+	}
+	return "", fmt.Errorf("%q is not one of %s", s, query.Join(ReadModes))
+}
+
 // ReadParams is one read.
 type ReadParams struct {
 	Cursor string
-	Mode   string // around | next | prev | head | tail | full; "" = the cursor's own hint, else around
+	Mode   ReadMode // "" = the cursor's own hint, else around
 	Limit  int
-	Format string // chatml | markdown | json
+	Format render.Format // one of render.ReadFormats; "" = chatml
 }
 
 // Range locates a window in its session (1-based, inclusive).
@@ -40,7 +75,7 @@ type Range struct {
 // ReadResult is a window.
 type ReadResult struct {
 	Text     string          `json:"text"`
-	Format   string          `json:"format"`
+	Format   render.Format   `json:"format"`
 	Session  SessionInfo     `json:"session"`
 	Range    Range           `json:"range"`
 	Anchor   string          `json:"anchor,omitempty"`
@@ -66,20 +101,20 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	if mode == "" {
 		switch c.Hint {
 		case "start":
-			mode = "start"
+			mode = readStart
 		case "end":
-			mode = "end"
+			mode = readEnd
 		case "head", "tail":
-			mode = c.Hint
+			mode = ReadMode(c.Hint)
 		default:
-			mode = "around"
+			mode = ReadAround
 		}
 	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = DefaultReadLimit
 	}
-	if mode == "full" {
+	if mode == ReadFull {
 		limit = min(limit, MaxFullLimit)
 		if p.Limit <= 0 {
 			limit = MaxFullLimit
@@ -97,7 +132,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	first, last := window(mode, anchor, limit, total)
 	res := ReadResult{Format: p.Format, Anchor: c.MessageID, Range: Range{First: first + 1, Last: last + 1, Total: total}}
 	if res.Format == "" {
-		res.Format = "chatml"
+		res.Format = render.FormatChatML
 	}
 	res.Session = e.sessionInfo(s, nil)
 	var msgs []model.Message
@@ -122,9 +157,9 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	w := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
 		First: first, Last: last, Total: total, Messages: msgs, Nav: nav}
 	switch res.Format {
-	case "markdown":
+	case render.FormatMarkdown:
 		res.Text = render.Markdown(w)
-	case "json":
+	case render.FormatJSON:
 		res.Messages = msgs
 	default:
 		res.Text = render.ChatML(w)
@@ -135,40 +170,40 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 // window picks the message range [first, last] for a mode. Around a hit
 // shows a third before it and the rest after: the answer follows the
 // question.
-func window(mode string, anchor, limit, total int) (int, int) {
+func window(mode ReadMode, anchor, limit, total int) (int, int) {
 	if total == 0 {
 		return 0, -1
 	}
 	var first int
 	switch mode {
-	case "head":
+	case ReadHead:
 		first = 0
-	case "tail":
+	case ReadTail:
 		first = total - limit
-	case "next":
+	case ReadNext:
 		first = anchor + 1
-	case "start":
+	case readStart:
 		first = anchor
-	case "prev":
+	case ReadPrev:
 		first = anchor - limit
-	case "end":
+	case readEnd:
 		first = anchor - limit + 1
-	case "full":
+	case ReadFull:
 		first = 0
 	default: // around
 		first = anchor - (limit-1)/3
 	}
-	if first > total-limit && mode != "next" {
+	if first > total-limit && mode != ReadNext {
 		first = total - limit
 	}
 	if first < 0 {
 		first = 0
 	}
 	last := min(first+limit-1, total-1)
-	if mode == "prev" {
+	if mode == ReadPrev {
 		last = min(last, anchor-1)
 	}
-	if mode == "next" && first >= total {
+	if mode == ReadNext && first >= total {
 		first, last = total, total-1 // past the end: an empty window
 	}
 	return first, last

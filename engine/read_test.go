@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 )
 
 func TestReadWindowModes(t *testing.T) {
@@ -68,7 +69,7 @@ func TestReadWindowModes(t *testing.T) {
 func TestReadToolFidelity(t *testing.T) {
 	e := openFixture(t, "v1")
 	ctx := context.Background()
-	res := search(t, e, "oldString", func(p *SearchParams) { p.Kinds = []string{"output"}; p.Group = "none" })
+	res := search(t, e, "oldString", func(p *SearchParams) { p.Filter.Kinds = []model.Kind{model.KindOutput}; p.Group = "none" })
 	var sawError bool
 	for _, h := range res.Hits {
 		w, err := e.Read(ctx, ReadParams{Cursor: h.Cursor, Limit: 3})
@@ -82,7 +83,10 @@ func TestReadToolFidelity(t *testing.T) {
 	if !sawError {
 		t.Error("no tool call rendered with status=\"error\" and its <error>")
 	}
-	out := search(t, e, "verbose build", func(p *SearchParams) { p.Tools = []string{"bash"}; p.Kinds = []string{"output"} })
+	out := search(t, e, "verbose build", func(p *SearchParams) {
+		p.Filter.Tools = []string{"bash"}
+		p.Filter.Kinds = []model.Kind{model.KindOutput}
+	})
 	if len(out.Hits) == 0 {
 		t.Fatal("no bash output hit for the verbose build")
 	}
@@ -142,5 +146,32 @@ func TestFitWindow(t *testing.T) {
 	}
 	if n := fitWindow(msgs[:1], 10); n != 1 {
 		t.Errorf("a window always shows its first message, got %d", n)
+	}
+}
+
+func TestParseReadMode(t *testing.T) {
+	for _, m := range ReadModes {
+		if got, err := ParseReadMode(string(m)); err != nil || got != m {
+			t.Errorf("%s: %q %v", m, got, err)
+		}
+	}
+	if got, err := ParseReadMode(""); err != nil || got != "" {
+		t.Errorf(`"": %q %v (the cursor's hint decides)`, got, err)
+	}
+	if _, err := ParseReadMode("start"); err == nil || !strings.Contains(err.Error(), "around, next, prev, head, tail, full") {
+		t.Errorf("start is a cursor hint, not a mode to ask for: %v", err)
+	}
+}
+
+// explain names the terms a hit matched; a stopword left out of the search
+// used to shift the names by one ("the" reported for the term after it).
+func TestExplainNamesTheMatchedTerm(t *testing.T) {
+	e := openFixture(t, "v1")
+	res := search(t, e, "the ERR_QUOTA_7731", func(p *SearchParams) { p.Explain = true; p.Mode = query.ModeLexical })
+	if len(res.Hits) == 0 || res.Hits[0].Explain == nil {
+		t.Fatalf("no explained hit: %+v", res)
+	}
+	if got := res.Hits[0].Explain.Matched; len(got) != 1 || got[0] != "ERR_QUOTA_7731" {
+		t.Errorf("matched %q, want [ERR_QUOTA_7731]", got)
 	}
 }

@@ -6,12 +6,12 @@ import (
 	"fmt"
 
 	"github.com/recallhq/recall/engine/index"
-	"github.com/recallhq/recall/engine/source/opencode"
+	"github.com/recallhq/recall/engine/source"
 )
 
 // IsIndexDamaged reports an error caused by a damaged index file.
 func IsIndexDamaged(err error) bool {
-	var se *opencode.SourceError
+	var se *source.Error
 	if errors.As(err, &se) {
 		return false
 	}

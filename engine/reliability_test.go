@@ -361,7 +361,7 @@ func TestInterruptedSyncResumes(t *testing.T) {
 		t.Fatal("the interrupted sync reported success")
 	}
 	var kept int
-	e.ix.DB().QueryRow(`SELECT count(*) FROM sessions`).Scan(&kept)
+	rawIndex(t, e).QueryRow(`SELECT count(*) FROM sessions`).Scan(&kept)
 	if kept == 0 {
 		t.Fatal("nothing was committed before the interruption")
 	}
@@ -475,7 +475,7 @@ func TestHugeToolOutput(t *testing.T) {
 		t.Errorf("peak heap during the sync grew by %d MB for a %d MB output; want < 300 MB", peak>>20, size>>20)
 	}
 	var stored, orig int
-	e.ix.DB().QueryRow(`SELECT length(output), output_len FROM parts WHERE id = 'prt_zzzzHUGE'`).Scan(&stored, &orig)
+	rawIndex(t, e).QueryRow(`SELECT length(output), output_len FROM parts WHERE id = 'prt_zzzzHUGE'`).Scan(&stored, &orig)
 	if orig < size-64 || stored > 32<<10 {
 		t.Errorf("stored %d bytes of a %d-byte output (output_len %d)", stored, size, orig)
 	}

@@ -12,11 +12,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/embed"
+	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/vectors"
 )
 
 // Semantic search runs a local sentence-embedding model (engine/embed) over
 // the documents people and models wrote, keeps their vectors in the index,
-// and fuses vector similarity with the lexical ranking (see fuse). It is
+// and fuses vector similarity with the lexical ranking (rank.Fuse). It is
 // optional: without a model, or before vectors exist, search is lexical and
 // says so once.
 
@@ -31,7 +33,7 @@ import (
 // lexical index already finds. Embedding only these kinds is also what keeps
 // the vectors of 200k parts within the memory budget (about half the
 // documents).
-var embeddedKinds = []string{"text", "reasoning", "title", "tool", "subtask", "summary"}
+var embeddedKinds = []model.Kind{model.KindText, model.KindReasoning, model.KindTitle, model.KindTool, model.KindSubtask, model.KindSummary}
 
 // Bounds on the text embedded per document. The model reads 256 tokens per
 // chunk and averages chunks, so a long answer's vector is mostly its
@@ -48,7 +50,7 @@ const (
 type semanticState struct {
 	mu      sync.Mutex
 	emb     embed.Embedder
-	vecs    *vectorSet
+	vecs    *loadedVectors
 	vecMu   sync.Mutex // serialises loads and refreshes of vecs
 	noticed map[string]bool
 	runs    map[*EmbedRun]bool
@@ -173,10 +175,10 @@ func (e *Engine) noticeOnce(res *SearchResult, kind, msg string) {
 
 // embedText is what the model reads for a document: redacted like the FTS
 // index, and bounded (see maxEmbedBytes).
-func (e *Engine) embedText(kind, text string) string {
+func (e *Engine) embedText(kind model.Kind, text string) string {
 	text = e.ix.IndexedText(text)
 	limit := maxEmbedBytes
-	if kind == "tool" {
+	if kind == model.KindTool {
 		limit = maxEmbedToolBytes
 	}
 	if len(text) > limit {
@@ -194,9 +196,21 @@ func textHash(text string) []byte {
 	return sum[:16]
 }
 
+// loadedVectors is the engine's copy of the index's vectors and what it was
+// loaded from: a search holds mu shared while it scans, a refresh holds it
+// exclusively.
+type loadedVectors struct {
+	mu     sync.RWMutex
+	set    *vectors.Set
+	gen    int64  // index vector generation loaded
+	synced string // synced_at loaded (a sync drops documents)
+
+	embedded, total int // documents with a vector / that could have one
+}
+
 // vectors returns the in-memory vectors of model key, loading or
 // refreshing them when the index changed since.
-func (e *Engine) vectors(ctx context.Context, key string) (*vectorSet, error) {
+func (e *Engine) vectors(ctx context.Context, key string) (*loadedVectors, error) {
 	gen, err := e.ix.VectorGeneration(ctx)
 	if err != nil {
 		return nil, err
@@ -208,48 +222,48 @@ func (e *Engine) vectors(ctx context.Context, key string) (*vectorSet, error) {
 	e.sem.vecMu.Lock()
 	defer e.sem.vecMu.Unlock()
 	e.sem.mu.Lock()
-	vs := e.sem.vecs
+	lv := e.sem.vecs
 	e.sem.mu.Unlock()
-	if vs != nil && vs.model == key && vs.gen == gen && vs.synced == synced {
-		return vs, nil
+	if lv != nil && lv.set.Model() == key && lv.gen == gen && lv.synced == synced {
+		return lv, nil
 	}
-	full := vs == nil || vs.model != key
+	full := lv == nil || lv.set.Model() != key
 	if full {
-		vs = newVectorSet(key)
+		lv = &loadedVectors{set: vectors.New(key)}
 		// Reading every vector makes garbage at ~3x the set's size; the
 		// soft limit has the collector keep up instead of letting the heap
 		// double (peak RSS of a hybrid CLI search: 318 MB -> see README).
 		prev := debug.SetMemoryLimit(loadMemoryLimit)
-		err := vs.load(ctx, e.ix, nil)
+		err := lv.set.Load(ctx, e.ix, nil)
 		debug.SetMemoryLimit(prev)
 		if err != nil {
 			return nil, err
 		}
 	} else {
-		vs.mu.Lock()
-		err := vs.refresh(ctx, e.ix)
-		vs.mu.Unlock()
+		lv.mu.Lock()
+		err := lv.set.Refresh(ctx, e.ix)
+		lv.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
 	}
-	vs.mu.Lock()
-	defer vs.mu.Unlock()
-	if err := vs.loadParents(ctx, e.ix); err != nil {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	if err := lv.set.LoadLinks(ctx, e.ix); err != nil {
 		return nil, err
 	}
-	vs.embedded, vs.total, err = e.ix.VectorCounts(ctx, embeddedKinds)
+	lv.embedded, lv.total, err = e.ix.VectorCounts(ctx, embeddedKinds)
 	if err != nil {
 		return nil, err
 	}
-	vs.gen, vs.synced = gen, synced
+	lv.gen, lv.synced = gen, synced
 	if full {
 		debug.FreeOSMemory() // the scan's row buffers, as for the model
 	}
 	e.sem.mu.Lock()
-	e.sem.vecs = vs
+	e.sem.vecs = lv
 	e.sem.mu.Unlock()
-	return vs, nil
+	return lv, nil
 }
 
 // vectorsAdded applies a batch this process just stored (generation old to
@@ -259,20 +273,20 @@ func (e *Engine) vectorsAdded(ctx context.Context, key string, old, cur int64, r
 	e.sem.vecMu.Lock()
 	defer e.sem.vecMu.Unlock()
 	e.sem.mu.Lock()
-	vs := e.sem.vecs
+	lv := e.sem.vecs
 	e.sem.mu.Unlock()
-	if vs == nil || vs.model != key || vs.gen != old {
+	if lv == nil || lv.set.Model() != key || lv.gen != old {
 		return
 	}
-	vs.mu.Lock()
-	defer vs.mu.Unlock()
-	before := vs.len()
-	if err := vs.load(ctx, e.ix, rids); err != nil {
-		vs.gen = -1 // reload on next use
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	before := lv.set.Len()
+	if err := lv.set.Load(ctx, e.ix, rids); err != nil {
+		lv.gen = -1 // reload on next use
 		return
 	}
-	vs.embedded += vs.len() - before
-	vs.gen = cur
+	lv.embedded += lv.set.Len() - before
+	lv.gen = cur
 }
 
 // SemanticStatus says whether semantic search can run and how far the

@@ -58,46 +58,6 @@ func miniLMModelStore(b *testing.B) string {
 	return miniLMStore
 }
 
-// BenchmarkVectorSearch200k: brute-force top-200 over 200k int8 vectors of
-// 384 dims, without and with a filter.
-func BenchmarkVectorSearch200k(b *testing.B) {
-	const n, dims = 200_000, 384
-	vs := randomVectorSet(n, dims)
-	q := randomUnit(rand.New(rand.NewPCG(9, 9)), dims)
-	for _, tc := range []struct {
-		name string
-		f    index.Filter
-	}{{"all", index.Filter{}}, {"kind=text", index.Filter{Kinds: []string{"text"}}}} {
-		b.Run(tc.name, func(b *testing.B) {
-			vf := vs.compileFilter(tc.f)
-			var lat latencies
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				if hits := vs.search(context.Background(), q, vf, SemanticCandidates); len(hits) == 0 {
-					b.Fatal("no hits")
-				}
-				lat = append(lat, time.Since(start))
-			}
-			lat.report(b)
-			b.ReportMetric(float64(len(vs.vec)+len(vs.rid)*(8+8+4+4*4+2+8))/1e6, "set-MB")
-		})
-	}
-}
-
-func randomVectorSet(n, dims int) *vectorSet {
-	rng := rand.New(rand.NewPCG(1, 2))
-	vs := newVectorSet("bench")
-	vs.reserve(n)
-	kinds := []string{"text", "reasoning", "tool", "title"}
-	for i := 0; i < n; i++ {
-		v := randomUnit(rng, dims)
-		vs.add(&index.VectorRow{DocRID: int64(i + 1), Hash: []byte(strconv.Itoa(i) + "-------"), SessionID: "ses_" + strconv.Itoa(i/30),
-			RootID: "ses_" + strconv.Itoa(i/60), Kind: kinds[i%len(kinds)], Role: "user", Time: int64(i), Directory: "/p/" + strconv.Itoa(i%40),
-			Vec: index.EncodeVector(v)})
-	}
-	return vs
-}
-
 func randomUnit(rng *rand.Rand, dims int) []float32 {
 	v := make([]float32, dims)
 	var n float64
@@ -201,7 +161,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 	}
 	lat.report(b)
 	e.sem.mu.Lock()
-	b.ReportMetric(float64(e.sem.vecs.len()), "vectors")
+	b.ReportMetric(float64(e.sem.vecs.set.Len()), "vectors")
 	e.sem.mu.Unlock()
 	b.ReportMetric(procStatusMB("VmRSS"), "rss-MB")
 }

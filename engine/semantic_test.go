@@ -11,7 +11,7 @@ import (
 
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
-	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/query"
 )
 
@@ -65,7 +65,7 @@ func openSemantic(t testing.TB, db, ix, store string) *Engine {
 func countRows(t testing.TB, e *Engine, q string) int {
 	t.Helper()
 	var n int
-	if err := e.ix.DB().QueryRow(q).Scan(&n); err != nil {
+	if err := rawIndex(t, e).QueryRow(q).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -83,7 +83,7 @@ func TestNoModelSearchesLexicallyWithOneNotice(t *testing.T) {
 	if again := search(t, e, "cache"); len(again.Notices) != 0 {
 		t.Errorf("the notice came twice: %q", again.Notices)
 	}
-	for _, mode := range []string{"semantic", "hybrid"} {
+	for _, mode := range []query.Mode{query.ModeSemantic, query.ModeHybrid} {
 		_, err := e.Search(context.Background(), SearchParams{Query: "cache", Mode: mode})
 		if !errors.Is(err, embed.ErrNoModel) || !strings.Contains(err.Error(), "recall models import DIR") {
 			t.Errorf("--mode %s without a model: want ErrNoModel telling what to run, got %v", mode, err)
@@ -168,13 +168,13 @@ func TestSemanticHitsHonourFilters(t *testing.T) {
 		mod func(*SearchParams)
 		ok  func(Hit) bool
 	}{
-		"session": {func(p *SearchParams) { p.Session = sid }, func(h Hit) bool { return h.SessionID == sid }},
-		"exclude": {func(p *SearchParams) { p.ExcludeSession = sid }, func(h Hit) bool { return h.SessionID != sid }},
-		"kind":    {func(p *SearchParams) { p.Kinds = []string{"tool"} }, func(h Hit) bool { return h.Kind == "tool" }},
-		"role":    {func(p *SearchParams) { p.Roles = []string{"user"} }, func(h Hit) bool { return h.Role == "user" }},
-		"dir":     {func(p *SearchParams) { p.Directory = all.Hits[0].Directory }, func(h Hit) bool { return strings.HasPrefix(h.Directory, all.Hits[0].Directory) }},
+		"session": {func(p *SearchParams) { p.Filter.Session = sid }, func(h Hit) bool { return h.SessionID == sid }},
+		"exclude": {func(p *SearchParams) { p.Filter.ExcludeSession = sid }, func(h Hit) bool { return h.SessionID != sid }},
+		"kind":    {func(p *SearchParams) { p.Filter.Kinds = []model.Kind{model.KindTool} }, func(h Hit) bool { return h.Kind == "tool" }},
+		"role":    {func(p *SearchParams) { p.Filter.Roles = []query.Role{query.RoleUser} }, func(h Hit) bool { return h.Role == "user" }},
+		"dir":     {func(p *SearchParams) { p.Filter.Directory = all.Hits[0].Directory }, func(h Hit) bool { return strings.HasPrefix(h.Directory, all.Hits[0].Directory) }},
 	} {
-		for _, mode := range []string{"semantic", "hybrid"} {
+		for _, mode := range []query.Mode{query.ModeSemantic, query.ModeHybrid} {
 			res := search(t, e, "fix the failing build", func(p *SearchParams) { p.Mode = mode; p.Group = "none"; p.Limit = 50; tc.mod(p) })
 			for _, h := range res.Hits {
 				if !tc.ok(h) {
@@ -308,14 +308,14 @@ func TestSearchDuringBackgroundEmbedding(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 15; i++ {
-				mode := []string{"auto", "hybrid", "lexical"}[(i+w)%3]
+				mode := []query.Mode{query.ModeAuto, query.ModeHybrid, query.ModeLexical}[(i+w)%3]
 				res, err := e.Search(context.Background(), SearchParams{Query: "cache retry", Mode: mode, Limit: 5})
 				if err != nil {
 					errs <- err
 					return
 				}
 				if mode == "lexical" && res.Mode != "lexical" {
-					errs <- errors.New("lexical mode ran " + res.Mode)
+					errs <- errors.New("lexical mode ran " + string(res.Mode))
 				}
 			}
 		}()
@@ -350,51 +350,5 @@ func TestCloseStopsEmbedding(t *testing.T) {
 	case <-run.Done():
 	default:
 		t.Fatal("Close returned before the embedding run ended")
-	}
-}
-
-func TestSemanticWeight(t *testing.T) {
-	prose, code := query.Parse("why was the deploy so slow"), query.Parse("parseConfigFile ERR_QUOTA_7731")
-	if w := semanticWeight(code, 1); w != 0 {
-		t.Errorf("a fully covered code query lets vectors reorder it (weight %v)", w)
-	}
-	if semanticWeight(prose, 0) != semanticWeightMax || semanticWeight(prose, 1) != semanticWeightMin {
-		t.Errorf("prose weights: %v at no coverage, %v at full", semanticWeight(prose, 0), semanticWeight(prose, 1))
-	}
-	if semanticWeight(code, 0.5) >= semanticWeight(prose, 0.5) {
-		t.Error("a code query weighs vectors as much as prose")
-	}
-}
-
-func TestQuantizedSimilarity(t *testing.T) {
-	a := []float32{0.6, -0.8, 0, 0}
-	b := []float32{0.6, 0.8, 0, 0}
-	vs := newVectorSet("k")
-	vs.dims = 4
-	for i, v := range [][]float32{a, b} {
-		vs.add(&index.VectorRow{DocRID: int64(i + 1), Hash: []byte{byte(i)}, Vec: index.EncodeVector(v)})
-	}
-	qq, qs := quantize(a)
-	for rid, want := range map[int64]float32{1: 1, 2: 0.36 - 0.64} {
-		got, ok := vs.similarity(rid, qq, qs)
-		if !ok || got < want-0.02 || got > want+0.02 {
-			t.Errorf("similarity to %d = %v, want %v", rid, got, want)
-		}
-	}
-}
-
-func TestDotInt8MatchesScalar(t *testing.T) {
-	for _, n := range []int{0, 1, 31, 32, 33, 384, 385} {
-		a, b := make([]int8, n), make([]int8, n)
-		for i := range a {
-			a[i], b[i] = int8(i*37%255-127), int8(i*91%253-126)
-		}
-		var want int32
-		for i := range a {
-			want += int32(a[i]) * int32(b[i])
-		}
-		if got := dotInt8(a, b); got != want {
-			t.Errorf("n=%d: dotInt8 = %d, want %d", n, got, want)
-		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/recallhq/recall/engine/index"
 	"github.com/sahilm/fuzzy"
+
+	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // Sessions limits.
@@ -62,7 +64,7 @@ type SessionsResult struct {
 
 func (e *Engine) sessionInfo(s index.SessionRow, children []index.SessionRow) SessionInfo {
 	info := SessionInfo{ID: s.ID, Title: s.Title, Directory: s.Directory, ProjectID: s.ProjectID, ParentID: s.ParentID,
-		Created: formatTime(s.Created), Updated: formatTime(s.Updated), Archived: s.Archived != 0, Agent: s.Agent, Era: s.Era,
+		Created: render.Time(s.Created), Updated: render.Time(s.Updated), Archived: s.Archived != 0, Agent: s.Agent, Era: s.Era,
 		Messages: s.Messages, Turns: s.Turns, ToolCalls: s.ToolCalls, FirstPrompt: s.FirstPrompt,
 		Children: []SessionRef{}, Cursor: e.encodeCursor(Cursor{SessionID: s.ID, Hint: "head"})}
 	for _, c := range children {

@@ -2,10 +2,9 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
-	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/render"
@@ -35,17 +34,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	if fi, err := os.Stat(e.ix.Path()); err == nil {
 		st.IndexBytes = fi.Size()
 	}
-	db := e.ix.DB()
-	for q, dst := range map[string]*int{
-		`SELECT count(*) FROM sessions`: &st.Sessions,
-		`SELECT count(*) FROM messages`: &st.Messages,
-		`SELECT count(*) FROM parts`:    &st.Parts,
-		`SELECT count(*) FROM docs`:     &st.Documents,
-	} {
-		if err := db.QueryRowContext(ctx, q).Scan(dst); err != nil {
-			return st, fmt.Errorf("read index: %w", err)
-		}
+	c, err := e.ix.Counts(ctx)
+	if err != nil {
+		return st, err
 	}
+	st.Sessions, st.Messages, st.Parts, st.Documents = c.Sessions, c.Messages, c.Parts, c.Documents
 	st.Freshness = e.freshness(ctx)
 	sem, err := e.semanticStatus(ctx)
 	if err != nil {
@@ -55,54 +48,31 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	return st, nil
 }
 
-// ExportParams is one export.
-type ExportParams struct {
-	SessionID string
-	Format    string // chatml | markdown | jsonl
+// Freshness says how current the index is.
+type Freshness struct {
+	SyncedAt string `json:"syncedAt,omitempty"`
+	Stale    bool   `json:"stale"`
+	// LagMS is how long the history has held changes the index lacks: the
+	// time since its files changed after the last sync (0 when fresh).
+	LagMS int64 `json:"lagMs"`
+	Busy  bool  `json:"busy,omitempty"`
 }
 
-// Export writes a whole session to w, page by page, so a long session never
-// sits in memory at once.
-func (e *Engine) Export(ctx context.Context, p ExportParams, w io.Writer) error {
-	s, err := e.ix.Session(ctx, p.SessionID)
-	if err != nil {
-		return fmt.Errorf("export %s: %w (see `recall sessions` for ids)", p.SessionID, err)
-	}
-	const page = 100
-	for first := 0; first < max(s.Messages, 1); first += page {
-		last := min(first+page-1, s.Messages-1)
-		msgs, err := e.ix.Window(ctx, s.ID, first, last)
-		if err != nil {
-			return err
-		}
-		e.showMessages(msgs)
-		win := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID,
-			First: first, Last: last, Total: s.Messages, Messages: msgs}
-		switch p.Format {
-		case "jsonl":
-			if err := writeJSONL(w, msgs); err != nil {
-				return err
-			}
-		case "markdown":
-			if first > 0 {
-				win.Title = "" // one heading per export
-			}
-			if _, err := io.WriteString(w, render.Markdown(win)); err != nil {
-				return err
-			}
-		default:
-			if _, err := io.WriteString(w, render.ChatML(win)); err != nil {
-				return err
-			}
+// freshness compares what the last sync recorded with the source now.
+func (e *Engine) freshness(ctx context.Context) Freshness {
+	var f Freshness
+	var synced int64
+	if v, err := e.ix.Meta(ctx, "synced_at"); err == nil && v != "" {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			f.SyncedAt, synced = render.Time(ms), ms
 		}
 	}
-	return nil
-}
-
-// ExportPath makes a user-given output path absolute, for messages.
-func ExportPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
+	if fp, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil {
+		f.Stale = fp != e.syncFingerprint()
 	}
-	return p
+	if f.Stale {
+		changed := max(e.source().ModTime().UnixMilli(), synced)
+		f.LagMS = max(time.Now().UnixMilli()-changed, 0)
+	}
+	return f
 }

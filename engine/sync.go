@@ -10,7 +10,8 @@ import (
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
-	"github.com/recallhq/recall/engine/source/opencode"
+	"github.com/recallhq/recall/engine/render"
+	"github.com/recallhq/recall/engine/source"
 )
 
 // SyncOptions tunes one sync.
@@ -151,13 +152,13 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	if e.vocab != nil {
 		e.vocab.invalidate()
 	}
-	if errors.Is(err, opencode.ErrLocked) {
+	if errors.Is(err, source.ErrLocked) {
 		// A writer holds the history: the index as it is is the answer,
 		// unless it was never synced (then there is nothing to answer from
 		// and the error says what to do).
 		if synced, merr := e.ix.Meta(ctx, "synced_at"); merr == nil && synced != "" {
 			ms, _ := strconv.ParseInt(synced, 10, 64)
-			res.Locked, res.IndexAsOf = true, formatTime(ms)
+			res.Locked, res.IndexAsOf = true, render.Time(ms)
 			return res, nil
 		}
 	}
@@ -180,11 +181,11 @@ func (r SyncResult) LockNotice() string {
 // the index writer lock, so no other sync reads the old handle.
 func (e *Engine) reopenSource(ctx context.Context) (bool, error) {
 	old := e.source()
-	cur, err := opencode.CurrentIdentity(old.Path())
+	cur, err := old.CurrentIdentity()
 	if err == nil && cur.Equal(old.Identity()) && !old.Immutable() {
 		return false, nil
 	}
-	src, err := opencode.Open(ctx, old.Path()) // also says why the path no longer reads
+	src, err := e.open(ctx, old.Path()) // also says why the path no longer reads
 	if err != nil {
 		return false, err
 	}
@@ -207,7 +208,7 @@ func (e *Engine) syncFingerprint() string {
 	return e.source().Fingerprint() + "|config:" + e.config.Hash()
 }
 
-func (e *Engine) syncLocked(ctx context.Context, src *opencode.Source, fp string, opts SyncOptions, res *SyncResult) error {
+func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {
 	stamps, err := src.Stamps(ctx)
 	if err != nil {
 		return err
@@ -238,7 +239,7 @@ func (e *Engine) syncLocked(ctx context.Context, src *opencode.Source, fp string
 	for i := range sessions {
 		byID[sessions[i].ID] = &sessions[i]
 	}
-	indexed, err := e.indexedStamps(ctx)
+	indexed, err := e.ix.Stamps(ctx)
 	if err != nil {
 		return err
 	}
@@ -329,7 +330,7 @@ func (e *Engine) syncLocked(ctx context.Context, src *opencode.Source, fp string
 	return e.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
 }
 
-func (e *Engine) writeSession(ctx context.Context, w *index.Writer, src *opencode.Source, s *model.Session, root, stamp string, now int64) (int, error) {
+func (e *Engine) writeSession(ctx context.Context, w *index.Writer, src source.Source, s *model.Session, root, stamp string, now int64) (int, error) {
 	var counts index.SessionCounts
 	ord, parts := 0, 0
 	err := src.Messages(ctx, *s, func(m *model.Message) error {
@@ -362,21 +363,4 @@ func rootOf(s *model.Session, byID map[string]*model.Session) string {
 		}
 		id = cur.ParentID
 	}
-}
-
-func (e *Engine) indexedStamps(ctx context.Context) (map[string]string, error) {
-	rows, err := e.ix.DB().QueryContext(ctx, `SELECT id, stamp FROM sessions`)
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
-			return nil, err
-		}
-		out[id] = st
-	}
-	return out, rows.Err()
 }

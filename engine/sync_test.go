@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/recallhq/recall/engine/config"
 )
 
 func hashFile(t *testing.T, p string) string {
@@ -72,6 +74,7 @@ func TestSourceNeverWritten(t *testing.T) {
 // dumpIndex renders the index's content (not its row ids) for comparison.
 func dumpIndex(t *testing.T, e *Engine) string {
 	t.Helper()
+	db := rawIndex(t, e)
 	var b strings.Builder
 	for _, q := range []string{
 		`SELECT id, root_id, parent_id, directory, title, messages, turns, tool_calls, first_prompt, stamp FROM sessions ORDER BY id`,
@@ -81,7 +84,7 @@ func dumpIndex(t *testing.T, e *Engine) string {
 		`SELECT term, df FROM vocab ORDER BY term`,
 		`SELECT path, session_id FROM file_touches ORDER BY path, session_id`,
 	} {
-		rows, err := e.ix.DB().Query(q)
+		rows, err := db.Query(q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +103,7 @@ func dumpIndex(t *testing.T, e *Engine) string {
 		rows.Close()
 	}
 	// The FTS index must answer the same: every vocabulary term's hits.
-	rows, err := e.ix.DB().Query(`SELECT term FROM vocab ORDER BY term LIMIT 400`)
+	rows, err := db.Query(`SELECT term FROM vocab ORDER BY term LIMIT 400`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func dumpIndex(t *testing.T, e *Engine) string {
 	rows.Close()
 	for _, term := range terms {
 		var ids []string
-		r, err := e.ix.DB().Query(`SELECT d.session_id || '/' || d.part_id || '/' || d.kind FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?`, `"`+term+`"`)
+		r, err := db.Query(`SELECT d.session_id || '/' || d.part_id || '/' || d.kind FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?`, `"`+term+`"`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +225,7 @@ func TestExcludeAndForget(t *testing.T) {
 		t.Errorf("forgotten session came back: %+v", hits[0].Title)
 	}
 	e.Close()
-	cfg := &Config{ExcludeDirectories: []string{"/tmp/ocgen/recall-v1/projects/webapp"}}
+	cfg := &config.Config{ExcludeDirectories: []string{"/tmp/ocgen/recall-v1/projects/webapp"}}
 	e2, err := Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -239,28 +242,5 @@ func TestExcludeAndForget(t *testing.T) {
 	}
 	if len(list.Sessions) == 0 {
 		t.Fatal("everything excluded")
-	}
-}
-
-func TestLoadConfig(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "config.toml")
-	os.WriteFile(p, []byte(`# mine
-exclude_directories = [
-  "~/clients/acme",  # a client
-  "/srv/x",
-]
-[redact]
-internal-token = "itk_[a-z]{4}"
-`), 0o644)
-	c, err := LoadConfig(p, func(k string) string { return map[string]string{"HOME": "/home/u"}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.ExcludeDirectories) != 2 || c.ExcludeDirectories[0] != "/home/u/clients/acme" || c.Redact["internal-token"] != "itk_[a-z]{4}" {
-		t.Fatalf("%+v", c)
-	}
-	os.WriteFile(p, []byte("exclude = 3\n"), 0o644)
-	if _, err := LoadConfig(p, noEnv); err == nil || !strings.Contains(err.Error(), "config.toml:1") {
-		t.Fatalf("bad config: %v", err)
 	}
 }

@@ -3,8 +3,6 @@ package embed
 import (
 	"context"
 	"errors"
-	"strings"
-	"unicode"
 )
 
 // Embedder turns texts into L2-normalised vectors. Implementations are safe
@@ -35,39 +33,3 @@ var ErrNoModel = errors.New("no embedding model installed: run `recall models pu
 
 // ErrClosed is returned by Embed after Close.
 var ErrClosed = errors.New("embedder is closed")
-
-// Chunk splits text into pieces of at most maxTokens pre-tokens (words and
-// punctuation marks, as the BERT tokenizer splits them), cutting only between
-// pre-tokens and returning substrings of text with surrounding space trimmed.
-// A pre-token count is a lower bound on model tokens (WordPiece may split a
-// word further), so callers that need a hard limit should leave headroom;
-// Embed itself re-chunks by exact token count.
-func Chunk(text string, maxTokens int) []string {
-	if maxTokens <= 0 {
-		maxTokens = 1
-	}
-	var chunks []string
-	start, count := -1, 0
-	inWord := false
-	for i, r := range text {
-		space := isWhitespace(r) || r == 0 || isControl(r)
-		single := !space && (isPunctuation(r) || isCJK(r))
-		begins := single || (!space && !inWord)
-		inWord = !space && !single
-		if !begins {
-			continue
-		}
-		if count == maxTokens {
-			chunks = append(chunks, strings.TrimSpace(text[start:i]))
-			start, count = -1, 0
-		}
-		if start < 0 {
-			start = i
-		}
-		count++
-	}
-	if start >= 0 {
-		chunks = append(chunks, strings.TrimRightFunc(text[start:], unicode.IsSpace))
-	}
-	return chunks
-}

@@ -129,32 +129,6 @@ func float64s(v []float32) []float64 {
 	return out
 }
 
-func TestChunk(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		max  int
-		want []string
-	}{
-		{"one two three four five", 2, []string{"one two", "three four", "five"}},
-		{"  fix: re-ran it  ", 3, []string{"fix: re", "-ran it"}},
-		{"我的文件", 2, []string{"我的", "文件"}},
-		{"pkg/path.go", 100, []string{"pkg/path.go"}},
-		{"", 5, nil},
-		{"   ", 5, nil},
-	} {
-		if got := Chunk(c.text, c.max); !slices.Equal(got, c.want) {
-			t.Errorf("Chunk(%q, %d) = %q, want %q", c.text, c.max, got, c.want)
-		}
-	}
-	// Every chunk respects the budget in pre-tokens.
-	text := strings.Repeat("camelCase snake_case pkg/path.go: error! ", 50)
-	for _, ch := range Chunk(text, 16) {
-		if n := len(preTokenize(ch, true)); n > 16 {
-			t.Errorf("chunk %q has %d pre-tokens, want <= 16", ch, n)
-		}
-	}
-}
-
 func TestHalfToFloat(t *testing.T) {
 	for _, c := range []struct {
 		h    uint16

@@ -29,20 +29,8 @@ var pinnedSHA256 = map[string]map[string]string{}
 
 // Store is a folder of installed models, one sub-folder per model name.
 type Store struct {
-	// Dir is the root, usually DefaultDir().
+	// Dir is the root, usually engine.ModelDir ($XDG_DATA_HOME/recall/models).
 	Dir string
-}
-
-// DefaultDir is $XDG_DATA_HOME/recall/models, or ~/.local/share/recall/models.
-func DefaultDir() (string, error) {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "recall", "models"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find the model folder: set XDG_DATA_HOME or HOME: %w", err)
-	}
-	return filepath.Join(home, ".local", "share", "recall", "models"), nil
 }
 
 // Manifest records what was installed, from where, and its checksums.

@@ -1,7 +1,9 @@
 // Package index keeps Recall's own SQLite file: normalised sessions,
 // messages and parts, the FTS5 search documents, the vocabulary for typo
-// tolerance and the per-session sync stamps. It is a cache of the source:
-// deletable and rebuildable at any time.
+// tolerance, the per-session sync stamps and the stored vectors. All of
+// Recall's SQL is here (the source readers' aside): the rest of the engine
+// asks through its methods, and a query.Filter is compiled to SQL here. It
+// is a cache of the source: deletable and rebuildable at any time.
 package index
 
 import (
@@ -51,9 +53,6 @@ func (ix *Index) IndexedText(s string) string {
 	}
 	return ix.redactor.Redact(s)
 }
-
-// DB exposes the handle to the engine's query code in this module.
-func (ix *Index) DB() *sql.DB { return ix.db }
 
 // Path is the index file.
 func (ix *Index) Path() string { return ix.path }

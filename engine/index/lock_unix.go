@@ -40,22 +40,6 @@ func LockWriter(ctx context.Context, indexPath string) (*WriterLock, error) {
 	}
 }
 
-// TryLockWriter takes the lock only if it is free.
-func TryLockWriter(indexPath string) (*WriterLock, bool, error) {
-	f, err := openLock(indexPath)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if err == syscall.EWOULDBLOCK {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("lock index: %w", err)
-	}
-	return &WriterLock{f: f}, true, nil
-}
-
 // openLock opens the lock file under the rules of the index itself: made
 // with O_EXCL, never through a symlink, never another user's.
 func openLock(indexPath string) (*os.File, error) {

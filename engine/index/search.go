@@ -9,19 +9,6 @@ import (
 	"github.com/recallhq/recall/engine/query"
 )
 
-// Filter restricts which documents a search may return. Zero values mean
-// no restriction.
-type Filter struct {
-	Directory      string   // session directory prefix (path-boundary aware)
-	After, Before  int64    // document time bounds, Unix ms
-	Roles          []string // user | assistant
-	Kinds          []string
-	Tools          []string
-	Session        string // this session and its subagents
-	ExcludeRoot    string // leave out this session family (root id)
-	ExcludeSession string // and this exact session (it may not be indexed yet)
-}
-
 // Candidate is a document that matched, with the fields ranking needs.
 type Candidate struct {
 	DocRID    int64
@@ -53,16 +40,8 @@ type Alternatives map[string][]string
 // re-ranking); see engine.MatchBudget.
 func MatchExpr(q query.Query, alts Alternatives, skip map[string]bool) string {
 	var any []string
-	terms := q.Terms
-	useStop := true
-	for _, t := range terms {
-		if !t.Stop {
-			useStop = false
-			break
-		}
-	}
-	for _, t := range terms {
-		if (t.Stop && !useStop) || skip[t.Key()] {
+	for _, t := range q.Searchable() {
+		if skip[t.Key()] {
 			continue
 		}
 		any = append(any, termExpr(t, alts))
@@ -112,8 +91,8 @@ func phraseExpr(toks []string) string {
 
 func quote(tok string) string { return `"` + strings.ReplaceAll(tok, `"`, "") + `"` }
 
-// where renders the filter as SQL over docs alias d.
-func (f Filter) where() (string, []any) {
+// where renders f as SQL conditions over docs alias d.
+func where(f query.Filter) (string, []any) {
 	var conds []string
 	var args []any
 	if f.Directory != "" {
@@ -129,29 +108,25 @@ func (f Filter) where() (string, []any) {
 		conds = append(conds, `d.time < ?`)
 		args = append(args, f.Before)
 	}
-	in := func(col string, vals []string) {
+	in := func(col string, vals []any) {
 		if len(vals) == 0 {
 			return
 		}
-		conds = append(conds, col+` IN (`+strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",")+`)`)
-		for _, v := range vals {
-			args = append(args, v)
-		}
+		conds = append(conds, col+` IN `+inList(len(vals)))
+		args = append(args, vals...)
 	}
-	in("d.role", f.Roles)
-	in("d.kind", f.Kinds)
-	in("d.tool", f.Tools)
+	in("d.role", anys(f.Roles))
+	in("d.kind", anys(f.Kinds))
+	in("d.tool", anys(f.Tools))
 	if f.Session != "" {
 		conds = append(conds, `(d.session_id = ? OR d.session_id IN (SELECT id FROM sessions WHERE parent_id = ?))`)
 		args = append(args, f.Session, f.Session)
 	}
-	if f.ExcludeRoot != "" {
-		conds = append(conds, `d.root_id <> ?`)
-		args = append(args, f.ExcludeRoot)
-	}
-	if f.ExcludeSession != "" {
-		conds = append(conds, `d.session_id <> ? AND d.root_id <> ?`)
-		args = append(args, f.ExcludeSession, f.ExcludeSession)
+	if x := f.ExcludeSession; x != "" {
+		// The session itself, anything rooted at it, and its family's root
+		// (when the index holds the session; the subquery runs once).
+		conds = append(conds, `d.session_id <> ? AND d.root_id <> ? AND d.root_id <> coalesce((SELECT root_id FROM sessions WHERE id = ?), ?)`)
+		args = append(args, x, x, x, x)
 	}
 	if len(conds) == 0 {
 		return "", nil
@@ -159,13 +134,25 @@ func (f Filter) where() (string, []any) {
 	return " AND " + strings.Join(conds, " AND "), args
 }
 
+// inList renders "(?,?,…)" for n values.
+func inList(n int) string { return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")" }
+
+// anys turns a list of string-like values into query arguments.
+func anys[T ~string](vals []T) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out
+}
+
 const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id, d.part_id, d.msg_ord, d.kind, d.role, d.tool, d.synthetic, d.time, d.directory`
 
 // Match returns up to limit documents matching expr under f, best BM25
 // first. Weights favour short, focused documents a little less than FTS5's
 // default (b = 0.75 is kept; k1 default).
-func (ix *Index) Match(ctx context.Context, expr string, f Filter, limit int) ([]Candidate, error) {
-	where, args := f.where()
+func (ix *Index) Match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
+	where, args := where(f)
 	var q string
 	var all []any
 	if where == "" {
@@ -204,8 +191,8 @@ func scanCandidates(rows *sql.Rows) ([]Candidate, error) {
 }
 
 // Recent returns the newest documents under f (an empty query).
-func (ix *Index) Recent(ctx context.Context, f Filter, limit int) ([]Candidate, error) {
-	where, args := f.where()
+func (ix *Index) Recent(ctx context.Context, f query.Filter, limit int) ([]Candidate, error) {
+	where, args := where(f)
 	q := `SELECT ` + candidateCols + `, 0 FROM docs d WHERE d.kind IN ('text','title','subtask')` + where +
 		` ORDER BY d.time DESC, d.rid DESC LIMIT ?`
 	rows, err := ix.db.QueryContext(ctx, q, append(args, limit)...)

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
+
+	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/query"
 )
 
 // Vectors for semantic search live in two tables (see schema):
@@ -82,26 +84,15 @@ func bumpGen(ctx context.Context, tx *sql.Tx) (old, cur int64, err error) {
 	return old, cur, nil
 }
 
-// inList renders "(?,?,…)" for n values.
-func inList(n int) string { return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")" }
-
-func strArgs(vals []string) []any {
-	out := make([]any, len(vals))
-	for i, v := range vals {
-		out[i] = v
-	}
-	return out
-}
-
 // PendingDocs returns up to limit documents of the given kinds that have no
 // vector yet, written by people or models (not synthetic), newest first and
 // below rid (0: from the top). Walking down from the last rid seen keeps a
 // run's scans linear in the table.
-func (ix *Index) PendingDocs(ctx context.Context, kinds []string, below int64, limit int) ([]int64, error) {
+func (ix *Index) PendingDocs(ctx context.Context, kinds []model.Kind, below int64, limit int) ([]int64, error) {
 	if below <= 0 {
 		below = math.MaxInt64
 	}
-	args := append(strArgs(kinds), below, limit)
+	args := append(anys(kinds), below, limit)
 	rows, err := ix.db.QueryContext(ctx, `SELECT d.rid FROM docs d WHERE d.kind IN `+inList(len(kinds))+
 		` AND d.synthetic = 0 AND d.rid < ? AND NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.doc_rid = d.rid)
 		ORDER BY d.rid DESC LIMIT ?`, args...)
@@ -123,9 +114,9 @@ func (ix *Index) PendingDocs(ctx context.Context, kinds []string, below int64, l
 // VectorCounts returns how many documents of the given kinds (not
 // synthetic) could have a vector, and how many do.
 // With no kinds, total is 0.
-func (ix *Index) VectorCounts(ctx context.Context, kinds []string) (embedded, total int, err error) {
+func (ix *Index) VectorCounts(ctx context.Context, kinds []model.Kind) (embedded, total int, err error) {
 	if len(kinds) > 0 {
-		err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE kind IN `+inList(len(kinds))+` AND synthetic = 0`, strArgs(kinds)...).Scan(&total)
+		err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE kind IN `+inList(len(kinds))+` AND synthetic = 0`, anys(kinds)...).Scan(&total)
 		if err != nil {
 			return 0, 0, fmt.Errorf("count documents: %w", err)
 		}
@@ -325,9 +316,9 @@ func (ix *Index) ScanVectors(ctx context.Context, model string, rids []int64, fn
 // Candidates returns the documents of rids that pass f, in no order, with
 // the fields ranking needs (BM25 is 0: they did not come from the FTS
 // match).
-func (ix *Index) Candidates(ctx context.Context, rids []int64, f Filter) ([]Candidate, error) {
+func (ix *Index) Candidates(ctx context.Context, rids []int64, f query.Filter) ([]Candidate, error) {
 	var out []Candidate
-	where, wargs := f.where()
+	where, wargs := where(f)
 	for start := 0; start < len(rids); start += 500 {
 		batch := rids[start:min(start+500, len(rids))]
 		args := make([]any, 0, len(batch)+len(wargs))
@@ -356,20 +347,29 @@ func (ix *Index) Candidates(ctx context.Context, rids []int64, f Filter) ([]Cand
 	return out, nil
 }
 
-// SessionParents maps every session with a parent to that parent.
-func (ix *Index) SessionParents(ctx context.Context) (map[string]string, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT id, parent_id FROM sessions WHERE parent_id <> ''`)
+// SessionLink is where a subagent session sits in its family.
+type SessionLink struct {
+	Parent string // the session whose task created it
+	Root   string // the family's top-level session
+}
+
+// SessionLinks maps every session with a parent to its parent and root:
+// what the vector set needs to apply a Session or ExcludeSession filter as
+// the SQL one does.
+func (ix *Index) SessionLinks(ctx context.Context) (map[string]SessionLink, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT id, parent_id, root_id FROM sessions WHERE parent_id <> ''`)
 	if err != nil {
 		return nil, fmt.Errorf("read sessions: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
+	out := map[string]SessionLink{}
 	for rows.Next() {
-		var id, p string
-		if err := rows.Scan(&id, &p); err != nil {
-			return nil, err
+		var id string
+		var l SessionLink
+		if err := rows.Scan(&id, &l.Parent, &l.Root); err != nil {
+			return nil, fmt.Errorf("read sessions: %w", err)
 		}
-		out[id] = p
+		out[id] = l
 	}
 	return out, rows.Err()
 }
@@ -381,17 +381,4 @@ func EncodeVector(v []float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	return b
-}
-
-// DecodeVector reads little-endian float32s into dst (len(b)/4 values).
-func DecodeVector(dst []float32, b []byte) []float32 {
-	n := len(b) / 4
-	if cap(dst) < n {
-		dst = make([]float32, n)
-	}
-	dst = dst[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst
 }

@@ -1,6 +1,8 @@
-// Package query parses what a user types into a small AST: free terms,
-// "quoted phrases" and -exclusions, each already split into the code-aware
-// tokens the index holds. Nothing here builds SQL; the index compiles the AST.
+// Package query describes one search: what the user typed, parsed into a
+// small AST (free terms, "quoted phrases" and -exclusions, each already split
+// into the code-aware tokens the index holds), and its scope (Filter, with
+// the typed Mode, Group and Role enums). Nothing here builds SQL: the index
+// compiles the AST and the Filter, the vector set compiles the Filter too.
 package query
 
 import (
@@ -49,6 +51,37 @@ type Query struct {
 
 // Empty reports a query with nothing to match (it lists recent activity).
 func (q Query) Empty() bool { return len(q.Terms) == 0 && len(q.Phrases) == 0 }
+
+// IsCode reports a query that names identifiers, paths, numbers or quoted
+// strings, which the user means literally (ranking then trusts the
+// lexical match over vector similarity).
+func (q Query) IsCode() bool {
+	if len(q.Phrases) > 0 {
+		return true
+	}
+	for _, t := range q.Terms {
+		if len(t.Tokens) > 1 || strings.ContainsAny(t.Raw, "/_.:()[]{}<>=#$@") || strings.ContainsAny(t.Key(), "0123456789") {
+			return true
+		}
+	}
+	return false
+}
+
+// Searchable is the stop-word rule, the one place it is written: the terms
+// a search matches and ranks by are the ones that are not stopwords, unless
+// every term is one ("to be or not to be"), when they all count.
+func (q Query) Searchable() []Term {
+	out := make([]Term, 0, len(q.Terms))
+	for _, t := range q.Terms {
+		if !t.Stop {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return q.Terms
+	}
+	return out
+}
 
 // Parse parses raw. It never fails: unbalanced quotes close at the end,
 // operators and punctuation that mean nothing to us are ordinary text.

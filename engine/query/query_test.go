@@ -49,3 +49,39 @@ func TestParseOverlong(t *testing.T) {
 		t.Errorf("a sha512 hex: terms %+v, overlong %q", q.Terms, q.Overlong)
 	}
 }
+
+// The stop-word rule: stopwords count only when nothing else is left.
+func TestSearchable(t *testing.T) {
+	keys := func(ts []Term) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.Key())
+		}
+		return strings.Join(s, " ")
+	}
+	for in, want := range map[string]string{
+		"the invoice of a ledger": "invoice ledger",
+		"to be or not to be":      "to be or not to be",
+		`"the" the`:               "the",
+		"":                        "",
+	} {
+		if got := keys(Parse(in).Searchable()); got != want {
+			t.Errorf("%q: searchable %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsCode(t *testing.T) {
+	for in, want := range map[string]bool{
+		"why was the deploy so slow":     false,
+		"parseConfigFile":                true,
+		"ERR_QUOTA_7731":                 true,
+		"docs/adr/0042-quasar-retention": true,
+		`"exact words"`:                  true,
+		"retry 3 times":                  true,
+	} {
+		if got := Parse(in).IsCode(); got != want {
+			t.Errorf("%q: IsCode %v, want %v", in, got, want)
+		}
+	}
+}

@@ -23,6 +23,7 @@ type Item struct {
 	Time      int64
 	BM25      float64 // lower is better (FTS5)
 	Vector    float64 // cosine similarity, 0 when absent
+	HasVector bool    // the document has a vector (Vector is set)
 	Text      string
 	Score     float64 // output
 	Matched   []bool  // output: per term

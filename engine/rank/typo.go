@@ -1,6 +1,6 @@
 // Package rank scores search candidates: typo tolerance against the index
 // vocabulary, coverage of the query's terms, kind priors, per-session
-// diversity and (with an embedder) fusion with vector similarity.
+// diversity and fusion with vector similarity (Fuse). It is pure: no I/O.
 package rank
 
 import (
@@ -16,7 +16,6 @@ import (
 type Vocab struct {
 	terms []string
 	df    map[string]int
-	total int // documents (approximate: the largest df seen bounds nothing)
 }
 
 // NewVocab builds a vocabulary.

@@ -5,29 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/recallhq/recall/engine/source"
 )
-
-// Identity names the file a source reads (the folder, for a JSON-only
-// history), so a history replaced at the same path (renamed over, restored
-// from a backup, reinstalled) is told apart from one that was only written
-// to. It is a value: compare with Equal, store with String.
-type Identity struct {
-	// Dev and Ino are the device and inode of the database file (of the
-	// storage/ folder for a JSON-only history). A rename over the path or a
-	// restore gives a new inode; OpenCode's own writes keep it.
-	Dev, Ino uint64
-	// Header is what the database's SQLite header says about the database
-	// itself rather than its latest write; see headerIdentity. "json" for a
-	// JSON-only history.
-	Header string
-}
-
-// Equal reports whether a and b name the same database.
-func (a Identity) Equal(b Identity) bool { return a == b }
-
-// String is the form stored in the index (meta source_identity, and in each
-// session's stamp).
-func (a Identity) String() string { return fmt.Sprintf("%d:%d:%s", a.Dev, a.Ino, a.Header) }
 
 // sqliteHeaderSize is the fixed size of an SQLite database header.
 const sqliteHeaderSize = 100
@@ -61,45 +41,45 @@ func (h *sqliteHeader) headerIdentity() string {
 // readHeader reads the header of the database at path and the identity of
 // the file it read it from (one open, one fstat, one 100-byte read). A file
 // that is empty or not SQLite gets an error that says what to pass instead.
-func readHeader(path string) (*sqliteHeader, Identity, error) {
+func readHeader(path string) (*sqliteHeader, source.Identity, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, Identity{}, fmt.Errorf("open OpenCode database %s: %w", path, err)
+		return nil, source.Identity{}, fmt.Errorf("open OpenCode database %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, Identity{}, fmt.Errorf("stat OpenCode database %s: %w", path, err)
+		return nil, source.Identity{}, fmt.Errorf("stat OpenCode database %s: %w", path, err)
 	}
 	var h sqliteHeader
 	n, err := io.ReadFull(f, h[:])
 	if n == 0 {
-		return nil, Identity{}, fmt.Errorf("%s is empty, not an OpenCode database; pass --db with the right path", path)
+		return nil, source.Identity{}, fmt.Errorf("%s is empty, not an OpenCode database; pass --db with the right path", path)
 	}
 	if err != nil || string(h[:16]) != "SQLite format 3\x00" {
-		return nil, Identity{}, fmt.Errorf("%s is not an SQLite database (truncated or another kind of file); pass --db with OpenCode's opencode.db", path)
+		return nil, source.Identity{}, fmt.Errorf("%s is not an SQLite database (truncated or another kind of file); pass --db with OpenCode's opencode.db", path)
 	}
 	dev, ino := devIno(st)
-	return &h, Identity{Dev: dev, Ino: ino, Header: h.headerIdentity()}, nil
+	return &h, source.Identity{Dev: dev, Ino: ino, Header: h.headerIdentity()}, nil
 }
 
 // dirIdentity is the identity of a JSON-only history's storage folder.
-func dirIdentity(dir string) (Identity, error) {
+func dirIdentity(dir string) (source.Identity, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return Identity{}, fmt.Errorf("open history %s: %w", dir, err)
+		return source.Identity{}, fmt.Errorf("open history %s: %w", dir, err)
 	}
 	dev, ino := devIno(st)
-	return Identity{Dev: dev, Ino: ino, Header: EraJSON}, nil
+	return source.Identity{Dev: dev, Ino: ino, Header: EraJSON}, nil
 }
 
 // CurrentIdentity is the identity of what Open(path) would read now: an
 // engine compares it with its open Source's Identity to know that the
 // history was replaced underneath it.
-func CurrentIdentity(path string) (Identity, error) {
+func CurrentIdentity(path string) (source.Identity, error) {
 	s, err := resolve(path)
 	if err != nil {
-		return Identity{}, err
+		return source.Identity{}, err
 	}
 	if s.dbPath == "" {
 		return dirIdentity(s.storageDir)

@@ -20,7 +20,11 @@ import (
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/source"
 )
+
+// The OpenCode reader is a source.Source.
+var _ source.Source = (*Source)(nil)
 
 // Storage eras, as reported by Eras and stored on each session.
 const (
@@ -47,17 +51,13 @@ const maxWarnings = 50
 // holds changes not yet copied into the database file.
 const walHeaderSize = 32
 
-// ErrLocked is the error (through errors.Is) of a read that found the
-// history locked by a writer for longer than the busy wait.
-var ErrLocked = errors.New("history locked by another process")
-
 // Source is an open, read-only view of one OpenCode data location.
 type Source struct {
 	path       string // what the user named: a database file or a data dir
 	dbPath     string // the SQLite database, "" when only the JSON tree exists
 	storageDir string // legacy storage/ tree, "" when absent
 	db         *sql.DB
-	id         Identity
+	id         source.Identity
 	immutable  bool   // opened with immutable=1: sees no WAL and no later writes
 	notice     string // why some of the history is not visible, "" when all is
 
@@ -76,7 +76,7 @@ type Source struct {
 // Open opens the history at path (an opencode.db file or an OpenCode data
 // directory) without ever creating or writing a file. A database locked by
 // a writer opens; its first read waits for the lock again and reports
-// ErrLocked if it is still held.
+// source.ErrLocked if it is still held.
 func Open(ctx context.Context, path string) (*Source, error) {
 	s, err := resolve(path)
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Source) openDB(ctx context.Context) error {
 	}
 	err = s.probe(ctx, db)
 	switch {
-	case err == nil || errors.Is(err, ErrLocked):
+	case err == nil || errors.Is(err, source.ErrLocked):
 		s.db = db
 		return nil
 	case isUnreadable(err):
@@ -266,30 +266,15 @@ func (s *Source) probe(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// SourceError is a failure reading OpenCode's history (as opposed to
-// Recall's own index).
-type SourceError struct {
-	Path   string
-	Msg    string
-	Err    error
-	locked bool
-}
-
-func (e *SourceError) Error() string { return e.Msg }
-func (e *SourceError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrLocked) true for a lock held past the wait.
-func (e *SourceError) Is(target error) bool { return target == ErrLocked && e.locked }
-
 func describeDBError(path string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "locked") || strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "(5)"):
-		return &SourceError{path, fmt.Sprintf("%s is locked by another process (OpenCode writing?) (waited %s); retry in a moment: %v", path, busyWait, err), err, true}
+		return &source.Error{Path: path, Msg: fmt.Sprintf("%s is locked by another process (OpenCode writing?) (waited %s); retry in a moment: %v", path, busyWait, err), Err: err, Locked: true}
 	case strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "(26)") || strings.Contains(msg, "(11)"):
-		return &SourceError{path, fmt.Sprintf("%s is damaged or truncated (%v); point --db at a good copy", path, err), err, false}
+		return &source.Error{Path: path, Msg: fmt.Sprintf("%s is damaged or truncated (%v); point --db at a good copy", path, err), Err: err}
 	}
-	return &SourceError{path, fmt.Sprintf("read %s: %v", path, err), err, false}
+	return &source.Error{Path: path, Msg: fmt.Sprintf("read %s: %v", path, err), Err: err}
 }
 
 // Close releases the database handle.
@@ -303,15 +288,12 @@ func (s *Source) Close() error {
 // Path is the location the source was opened from.
 func (s *Source) Path() string { return s.path }
 
-// DB is the read-only handle (nil for a JSON-only history); benchmarks and
-// tests count rows through it.
-func (s *Source) DB() *sql.DB { return s.db }
+// Identity names the file this source reads (see source.Identity).
+func (s *Source) Identity() source.Identity { return s.id }
 
-// DBPath is the SQLite database, "" for a JSON-only history.
-func (s *Source) DBPath() string { return s.dbPath }
-
-// Identity names the file this source reads (see Identity).
-func (s *Source) Identity() Identity { return s.id }
+// CurrentIdentity is the identity of what is at Path now (CurrentIdentity
+// of the path).
+func (s *Source) CurrentIdentity() (source.Identity, error) { return CurrentIdentity(s.path) }
 
 // Immutable reports a handle that cannot see later writes (see openDB): an
 // engine reopens it before each sync.
@@ -581,20 +563,6 @@ func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return stamps, nil
-}
-
-// Session reads one session's row.
-func (s *Source) Session(ctx context.Context, id string) (model.Session, bool, error) {
-	all, err := s.Sessions(ctx) // a few thousand rows at most; only used on demand
-	if err != nil {
-		return model.Session{}, false, err
-	}
-	for _, ss := range all {
-		if ss.ID == id {
-			return ss, true, nil
-		}
-	}
-	return model.Session{}, false, nil
 }
 
 // Messages streams a session's messages in display order, with their parts,

@@ -10,38 +10,6 @@ import (
 	"github.com/recallhq/recall/engine/model"
 )
 
-// show is how text leaves the engine: redacted unless the user asked for
-// raw output (--no-redact).
-func (e *Engine) show(s string) string {
-	if e.opts.NoRedact {
-		return s
-	}
-	return e.redactor.Redact(s)
-}
-
-// showMessages redacts a window's messages in place.
-func (e *Engine) showMessages(msgs []model.Message) {
-	if e.opts.NoRedact {
-		return
-	}
-	for i := range msgs {
-		m := &msgs[i]
-		m.Error = e.show(m.Error)
-		for j := range m.Parts {
-			p := &m.Parts[j]
-			p.Text, p.Title, p.Input, p.Output, p.Error = e.show(p.Text), e.show(p.Title), e.show(p.Input), e.show(p.Output), e.show(p.Error)
-		}
-	}
-}
-
-func (e *Engine) showSession(s SessionInfo) SessionInfo {
-	s.Title, s.FirstPrompt = e.show(s.Title), e.show(s.FirstPrompt)
-	for i := range s.Children {
-		s.Children[i].Title = e.show(s.Children[i].Title)
-	}
-	return s
-}
-
 // ForgetResult says what forget dropped.
 type ForgetResult struct {
 	Forgotten []string `json:"forgotten"`
@@ -92,28 +60,11 @@ func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, er
 	return ForgetResult{Forgotten: ids}, nil
 }
 
-func (e *Engine) forgotten(ctx context.Context) (map[string]bool, error) {
-	rows, err := e.ix.DB().QueryContext(ctx, `SELECT session_id FROM forgotten`)
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
-}
-
 // keepIndexable leaves out sessions under excluded directories and
 // forgotten sessions (with their subagents): to the index they are as good
 // as deleted, so a sync drops any it held.
 func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([]model.Session, error) {
-	gone, err := e.forgotten(ctx)
+	gone, err := e.ix.Forgotten(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +77,7 @@ func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([
 	}
 	out := sessions[:0:0]
 	for _, s := range sessions {
-		if e.config.excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
+		if e.config.Excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
 			continue
 		}
 		out = append(out, s)

@@ -1,4 +1,7 @@
-package engine
+// Package vectors keeps the in-memory vector set semantic search scans: the
+// index's vectors quantised to int8, the dot-product kernels (AVX2 on amd64),
+// brute-force top-k, and query.Filter compiled against the set's own fields.
+package vectors
 
 import (
 	"container/heap"
@@ -10,23 +13,22 @@ import (
 	"sync"
 
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/query"
 )
 
-// vectorSet is the in-memory copy of the index's vectors that a semantic
-// search scans by brute force. Vectors are int8-quantised with one float32
-// scale each: 384 dims cost 388 bytes instead of 1,536, so 200k vectors fit
-// in ~80 MB (float32 would be 300 MB, the whole RSS budget with the model
+// Set is the in-memory copy of the index's vectors that a semantic search
+// scans by brute force. Vectors are int8-quantised with one float32 scale
+// each: 384 dims cost 388 bytes instead of 1,536, so 200k vectors fit in
+// ~80 MB (float32 would be 300 MB, the whole RSS budget with the model
 // loaded), and the cosine error (~0.5% of the similarity) never reorders
 // hits that matter. Beside each vector it keeps the document fields search
 // filters need, interned, so filters apply before the dot product.
-type vectorSet struct {
-	mu     sync.RWMutex
-	model  string // index.VectorModel key the vectors came from
-	dims   int
-	gen    int64  // index vector generation loaded
-	synced string // synced_at loaded (a sync drops documents)
-
-	embedded, total int // documents with a vector / that could have one
+//
+// A Set is not safe for concurrent use while it changes (Add, Load,
+// Refresh, LoadLinks): the caller holds a lock over it, readers shared.
+type Set struct {
+	model string // index.VectorModel key the vectors came from
+	dims  int
 
 	rid    []int64
 	hash   []uint64 // first 8 bytes of the text hash: detects a reused rid
@@ -45,7 +47,8 @@ type vectorSet struct {
 	tools  interner
 	kinds  interner
 	roles  interner
-	parent map[int32]int32 // session -> parent session, interned
+	parent map[int32]int32 // subagent session -> parent session, interned
+	family map[int32]int32 // subagent session -> its family's root, interned
 }
 
 type interner struct {
@@ -71,14 +74,23 @@ func (in *interner) lookup(s string) (int32, bool) {
 	return i, ok
 }
 
-func newVectorSet(model string) *vectorSet {
-	return &vectorSet{model: model, pos: map[int64]int32{}, parent: map[int32]int32{}}
+// New is an empty set for the vectors of model (an index.VectorModel key).
+func New(model string) *Set {
+	return &Set{model: model, pos: map[int64]int32{}, parent: map[int32]int32{}, family: map[int32]int32{}}
 }
 
-func (vs *vectorSet) len() int { return len(vs.rid) }
+// Model is the model key the set holds vectors of.
+func (vs *Set) Model() string { return vs.model }
 
-// add appends one row (the caller holds mu for writing).
-func (vs *vectorSet) add(r *index.VectorRow) {
+// Len is the number of vectors.
+func (vs *Set) Len() int { return len(vs.rid) }
+
+// Bytes is the memory the vectors and their fields take, roughly.
+func (vs *Set) Bytes() int { return len(vs.vec) + len(vs.rid)*(8+8+4+4*4+2+8) }
+
+// Add puts one stored row in the set (replacing the document's vector when
+// it has one).
+func (vs *Set) Add(r *index.VectorRow) {
 	n := len(r.Vec) / 4
 	if n == 0 {
 		return
@@ -108,7 +120,7 @@ func (vs *vectorSet) add(r *index.VectorRow) {
 	vs.set(len(vs.rid)-1, r)
 }
 
-func (vs *vectorSet) set(i int, r *index.VectorRow) {
+func (vs *Set) set(i int, r *index.VectorRow) {
 	vs.hash[i] = hash64(r.Hash)
 	vs.scale[i] = quantizeLE(vs.vec[i*vs.dims:(i+1)*vs.dims], r.Vec)
 	vs.sess[i] = vs.ids.id(r.SessionID)
@@ -121,7 +133,7 @@ func (vs *vectorSet) set(i int, r *index.VectorRow) {
 }
 
 // remove drops the rows whose rid is in gone, compacting in place.
-func (vs *vectorSet) remove(gone map[int64]bool) {
+func (vs *Set) remove(gone map[int64]bool) {
 	if len(gone) == 0 {
 		return
 	}
@@ -146,8 +158,9 @@ func (vs *vectorSet) remove(gone map[int64]bool) {
 	vs.kind, vs.role, vs.time = vs.kind[:j], vs.role[:j], vs.time[:j]
 }
 
-// load reads every vector of the set's model (rids nil) or only rids.
-func (vs *vectorSet) load(ctx context.Context, ix *index.Index, rids []int64) error {
+// Load reads every vector of the set's model from ix (rids nil) or only
+// those of rids.
+func (vs *Set) Load(ctx context.Context, ix *index.Index, rids []int64) error {
 	if rids == nil {
 		// Size the slabs once: appending 80 MB in doublings would briefly
 		// need twice that.
@@ -156,12 +169,12 @@ func (vs *vectorSet) load(ctx context.Context, ix *index.Index, rids []int64) er
 		}
 	}
 	return ix.ScanVectors(ctx, vs.model, rids, func(r *index.VectorRow) error {
-		vs.add(r)
+		vs.Add(r)
 		return nil
 	})
 }
 
-func (vs *vectorSet) reserve(n int) {
+func (vs *Set) reserve(n int) {
 	vs.rid = make([]int64, 0, n)
 	vs.hash = make([]uint64, 0, n)
 	vs.scale = make([]float32, 0, n)
@@ -174,10 +187,10 @@ func (vs *vectorSet) reserve(n int) {
 	vs.pos = make(map[int64]int32, n)
 }
 
-// refresh brings the set up to date with the index by difference: rows
-// whose document is gone or whose text changed go, new rows are read. It
-// costs one pass over doc_vectors (rid and hash), not a reload.
-func (vs *vectorSet) refresh(ctx context.Context, ix *index.Index) error {
+// Refresh brings the set up to date with ix by difference: rows whose
+// document is gone or whose text changed go, new rows are read. It costs
+// one pass over doc_vectors (rid and hash), not a reload.
+func (vs *Set) Refresh(ctx context.Context, ix *index.Index) error {
 	seen := make(map[int64]bool, len(vs.rid))
 	var add []int64
 	gone := map[int64]bool{}
@@ -204,17 +217,22 @@ func (vs *vectorSet) refresh(ctx context.Context, ix *index.Index) error {
 	if len(add) == 0 {
 		return nil
 	}
-	return vs.load(ctx, ix, add)
+	return vs.Load(ctx, ix, add)
 }
 
-func (vs *vectorSet) loadParents(ctx context.Context, ix *index.Index) error {
-	parents, err := ix.SessionParents(ctx)
+// LoadLinks reads which session is whose subagent from ix, for the
+// Session and ExcludeSession filters.
+func (vs *Set) LoadLinks(ctx context.Context, ix *index.Index) error {
+	links, err := ix.SessionLinks(ctx)
 	if err != nil {
 		return err
 	}
-	vs.parent = make(map[int32]int32, len(parents))
-	for s, p := range parents {
-		vs.parent[vs.ids.id(s)] = vs.ids.id(p)
+	vs.parent = make(map[int32]int32, len(links))
+	vs.family = make(map[int32]int32, len(links))
+	for s, l := range links {
+		id := vs.ids.id(s)
+		vs.parent[id] = vs.ids.id(l.Parent)
+		vs.family[id] = vs.ids.id(l.Root)
 	}
 	return nil
 }
@@ -250,9 +268,15 @@ func quantizeLE(dst []int8, b []byte) float32 {
 	return s
 }
 
-// quantize is quantizeLE for a query vector.
-func quantize(v []float32) ([]int8, float32) {
-	q := make([]int8, len(v))
+// Query is a query vector quantised like the set's (see quantizeLE).
+type Query struct {
+	v     []int8
+	scale float32
+}
+
+// NewQuery quantises a query embedding.
+func NewQuery(v []float32) Query {
+	q := Query{v: make([]int8, len(v))}
 	var maxAbs float32
 	for _, x := range v {
 		if a := float32(math.Abs(float64(x))); a > maxAbs {
@@ -260,18 +284,20 @@ func quantize(v []float32) ([]int8, float32) {
 		}
 	}
 	if maxAbs == 0 {
-		return q, 0
+		return q
 	}
-	s := maxAbs / 127
+	q.scale = maxAbs / 127
 	for i, x := range v {
-		q[i] = int8(math.Round(float64(x / s)))
+		q.v[i] = int8(math.Round(float64(x / q.scale)))
 	}
-	return q, s
+	return q
 }
 
-// vecFilter is index.Filter compiled against the set's interned fields. It
-// is a pre-filter: the exact SQL filter runs again on the hits.
-type vecFilter struct {
+// Filter is a query.Filter compiled against a set's interned fields,
+// meaning what the SQL filter (engine/index) means. It is a pre-filter: the
+// SQL filter runs again on the hits. It is valid for the set it was
+// compiled for, until the set changes.
+type Filter struct {
 	none          bool // nothing can match
 	dirOK         []bool
 	after, before int64
@@ -282,8 +308,9 @@ type vecFilter struct {
 	excludeSess   int32
 }
 
-func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
-	vf := &vecFilter{after: f.After, before: f.Before, excludeRoot: -1, excludeSess: -1}
+// Compile compiles f for this set.
+func (vs *Set) Compile(f query.Filter) *Filter {
+	vf := &Filter{after: f.After, before: f.Before, excludeRoot: -1, excludeSess: -1}
 	if f.Directory != "" {
 		dir := strings.TrimRight(f.Directory, "/")
 		vf.dirOK = make([]bool, len(vs.dirs.strs))
@@ -291,19 +318,7 @@ func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
 			vf.dirOK[i] = d == dir || strings.HasPrefix(d, dir+"/")
 		}
 	}
-	set := func(in *interner, vals []string) []bool {
-		if len(vals) == 0 {
-			return nil
-		}
-		ok := make([]bool, len(in.strs))
-		for _, v := range vals {
-			if i, found := in.lookup(v); found {
-				ok[i] = true
-			}
-		}
-		return ok
-	}
-	vf.kinds, vf.roles, vf.tools = set(&vs.kinds, f.Kinds), set(&vs.roles, f.Roles), set(&vs.tools, f.Tools)
+	vf.kinds, vf.roles, vf.tools = allowed(&vs.kinds, f.Kinds), allowed(&vs.roles, f.Roles), allowed(&vs.tools, f.Tools)
 	if f.Session != "" {
 		vf.sessions = map[int32]bool{}
 		if id, ok := vs.ids.lookup(f.Session); ok {
@@ -318,20 +333,34 @@ func (vs *vectorSet) compileFilter(f index.Filter) *vecFilter {
 			vf.none = true
 		}
 	}
-	if f.ExcludeRoot != "" {
-		if id, ok := vs.ids.lookup(f.ExcludeRoot); ok {
-			vf.excludeRoot = id
-		}
-	}
-	if f.ExcludeSession != "" {
-		if id, ok := vs.ids.lookup(f.ExcludeSession); ok {
+	if x := f.ExcludeSession; x != "" {
+		if id, ok := vs.ids.lookup(x); ok {
 			vf.excludeSess = id
+			vf.excludeRoot = id
+			if root, ok := vs.family[id]; ok {
+				vf.excludeRoot = root
+			}
 		}
 	}
 	return vf
 }
 
-func (vf *vecFilter) pass(vs *vectorSet, i int) bool {
+// allowed marks the interned values of in that vals name (nil: no
+// restriction).
+func allowed[T ~string](in *interner, vals []T) []bool {
+	if len(vals) == 0 {
+		return nil
+	}
+	ok := make([]bool, len(in.strs))
+	for _, v := range vals {
+		if i, found := in.lookup(string(v)); found {
+			ok[i] = true
+		}
+	}
+	return ok
+}
+
+func (vf *Filter) pass(vs *Set, i int) bool {
 	if vf.dirOK != nil && !vf.dirOK[vs.dir[i]] {
 		return false
 	}
@@ -353,18 +382,18 @@ func (vf *vecFilter) pass(vs *vectorSet, i int) bool {
 	return true
 }
 
-// vecHit is one document and its cosine similarity to the query.
-type vecHit struct {
-	rid int64
-	sim float32
+// Hit is one document and its cosine similarity to the query.
+type Hit struct {
+	RID int64
+	Sim float32
 }
 
-type hitHeap []vecHit // min-heap on sim
+type hitHeap []Hit // min-heap on Sim
 
 func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return h[i].sim < h[j].sim }
+func (h hitHeap) Less(i, j int) bool { return h[i].Sim < h[j].Sim }
 func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(vecHit)) }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
 func (h *hitHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -372,13 +401,13 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
-// search returns the k most similar documents passing vf, best first. The
-// scan is split across GOMAXPROCS goroutines.
-func (vs *vectorSet) search(ctx context.Context, q []float32, vf *vecFilter, k int) []vecHit {
-	if vf.none || len(vs.rid) == 0 || len(q) != vs.dims || k <= 0 {
+// Search returns the k most similar documents passing vf, best first. The
+// scan is split across GOMAXPROCS goroutines and stops early when ctx ends.
+func (vs *Set) Search(ctx context.Context, q Query, vf *Filter, k int) []Hit {
+	if vf.none || len(vs.rid) == 0 || len(q.v) != vs.dims || k <= 0 {
 		return nil
 	}
-	qq, qs := quantize(q)
+	qq, qs := q.v, q.scale
 	n := len(vs.rid)
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/8192))
 	heaps := make([]hitHeap, workers)
@@ -399,9 +428,9 @@ func (vs *vectorSet) search(ctx context.Context, q []float32, vf *vecFilter, k i
 				}
 				sim := float32(dotInt8(qq, vs.vec[i*d:(i+1)*d])) * qs * vs.scale[i]
 				if len(h) < k {
-					heap.Push(&h, vecHit{vs.rid[i], sim})
-				} else if sim > h[0].sim {
-					h[0] = vecHit{vs.rid[i], sim}
+					heap.Push(&h, Hit{vs.rid[i], sim})
+				} else if sim > h[0].Sim {
+					h[0] = Hit{vs.rid[i], sim}
 					heap.Fix(&h, 0)
 				}
 			}
@@ -409,7 +438,7 @@ func (vs *vectorSet) search(ctx context.Context, q []float32, vf *vecFilter, k i
 		}()
 	}
 	wg.Wait()
-	var all []vecHit
+	var all []Hit
 	for _, h := range heaps {
 		all = append(all, h...)
 	}
@@ -420,20 +449,20 @@ func (vs *vectorSet) search(ctx context.Context, q []float32, vf *vecFilter, k i
 	return all
 }
 
-// similarity is the cosine of one document with the query (ok false when
+// Similarity is the cosine of one document with the query (ok false when
 // the document has no vector).
-func (vs *vectorSet) similarity(rid int64, qq []int8, qs float32) (float32, bool) {
+func (vs *Set) Similarity(q Query, rid int64) (float32, bool) {
 	i, ok := vs.pos[rid]
-	if !ok {
+	if !ok || len(q.v) != vs.dims {
 		return 0, false
 	}
 	d := vs.dims
-	return float32(dotInt8(qq, vs.vec[int(i)*d:(int(i)+1)*d])) * qs * vs.scale[i], true
+	return float32(dotInt8(q.v, vs.vec[int(i)*d:(int(i)+1)*d])) * q.scale * vs.scale[i], true
 }
 
-func sortHits(h []vecHit) {
+func sortHits(h []Hit) {
 	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && (h[j].sim > h[j-1].sim || h[j].sim == h[j-1].sim && h[j].rid > h[j-1].rid); j-- {
+		for j := i; j > 0 && (h[j].Sim > h[j-1].Sim || h[j].Sim == h[j-1].Sim && h[j].RID > h[j-1].RID); j-- {
 			h[j], h[j-1] = h[j-1], h[j]
 		}
 	}

@@ -1,0 +1,137 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/recallhq/recall/engine/model"
+)
+
+// Filter is the scope of one search: the only description of it, compiled
+// by engine/index into SQL and by engine/vectors into its pre-filter. Zero
+// values mean no restriction.
+type Filter struct {
+	// Directory keeps sessions that ran in this directory or below it
+	// (path-boundary aware: /a/b does not keep /a/bc).
+	Directory string
+	// After and Before bound a document's time, Unix ms: After <= t < Before.
+	After, Before int64
+	Roles         []Role
+	Kinds         []model.Kind
+	Tools         []string
+	// Session keeps this session and its subagents.
+	Session string
+	// ExcludeSession leaves out this session and its whole subagent family
+	// (the root it belongs to and every session under that root), also
+	// when the session itself is not indexed yet (an agent searching from
+	// inside the session it is in).
+	ExcludeSession string
+	// Sources will name the histories to search when there are several;
+	// nil means all of them.
+	Sources []string
+}
+
+// Mode is how a search ranks: lexically (FTS5 BM25 and re-ranking),
+// semantically (vector similarity), or both fused.
+type Mode string
+
+// The search modes a caller may ask for.
+const (
+	ModeAuto     Mode = "auto" // hybrid when a model and vectors exist, else lexical
+	ModeLexical  Mode = "lexical"
+	ModeSemantic Mode = "semantic"
+	ModeHybrid   Mode = "hybrid"
+)
+
+// ModeRecent is the mode a result reports when the query asked for recent
+// activity (an empty query, "what did I do lately"); it cannot be asked for.
+const ModeRecent Mode = "recent"
+
+// Modes lists the valid Mode values, in the order help text shows them.
+var Modes = []Mode{ModeAuto, ModeLexical, ModeSemantic, ModeHybrid}
+
+// Valid reports whether m is one of Modes ("" counts: it means ModeAuto).
+func (m Mode) Valid() bool { return m == "" || member(Modes, m) }
+
+// ParseMode reads a mode ("" is ModeAuto).
+func ParseMode(s string) (Mode, error) { return parseEnum(s, Modes, ModeAuto) }
+
+// Group is how hits are grouped.
+type Group string
+
+// The groupings.
+const (
+	// GroupSession gives each session family a few hits (the default), so
+	// one long session does not fill the page.
+	GroupSession Group = "session"
+	// GroupNone ranks documents alone.
+	GroupNone Group = "none"
+)
+
+// Groups lists the valid Group values.
+var Groups = []Group{GroupSession, GroupNone}
+
+// Valid reports whether g is one of Groups ("" counts: GroupSession).
+func (g Group) Valid() bool { return g == "" || member(Groups, g) }
+
+// ParseGroup reads a grouping ("" is GroupSession).
+func ParseGroup(s string) (Group, error) { return parseEnum(s, Groups, GroupSession) }
+
+// Role is who wrote a message.
+type Role string
+
+// The roles a search can keep. OpenCode writes user and assistant
+// messages; system is kept for histories that carry one.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+)
+
+// Roles lists the valid Role values.
+var Roles = []Role{RoleUser, RoleAssistant, RoleSystem}
+
+// Valid reports whether r is one of Roles.
+func (r Role) Valid() bool { return member(Roles, r) }
+
+// ParseRole reads a role ("" is no role: the empty Role, which is not
+// Valid).
+func ParseRole(s string) (Role, error) { return parseEnum(s, Roles, "") }
+
+// ParseKind reads a part kind (model.Kinds lists them).
+func ParseKind(s string) (model.Kind, error) {
+	if s == "" || !member(model.Kinds, model.Kind(s)) {
+		return "", fmt.Errorf("%q is not a kind; use %s", s, Join(model.Kinds))
+	}
+	return model.Kind(s), nil
+}
+
+// Join renders valid values for a message or help text: "a, b, c".
+func Join[T ~string](vals []T) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func member[T comparable](vals []T, v T) bool {
+	for _, x := range vals {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// parseEnum is the one reading of every enum: "" is the default, anything
+// else must be a listed value. The message matches the command layer's.
+func parseEnum[T ~string](s string, valid []T, def T) (T, error) {
+	if s == "" {
+		return def, nil
+	}
+	if member(valid, T(s)) {
+		return T(s), nil
+	}
+	return def, fmt.Errorf("%q is not one of %s", s, Join(valid))
+}

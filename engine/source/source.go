@@ -1,0 +1,101 @@
+// Package source is how the engine reads a history: the Source interface a
+// reader implements (engine/source/opencode reads OpenCode's, in every
+// storage era), the Identity of the file behind a source, and the errors a
+// reader reports. The engine reads history through this interface only.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/recallhq/recall/engine/model"
+)
+
+// Source is an open, read-only view of one history.
+type Source interface {
+	// Path is the location the source was opened from.
+	Path() string
+	// Eras lists the storage eras present.
+	Eras() []string
+
+	// Identity names the file this handle reads, as it was when opened.
+	Identity() Identity
+	// CurrentIdentity is the identity of what is at Path now: when it
+	// differs from Identity the history was replaced underneath the
+	// handle (renamed over, restored), and the engine opens it again.
+	CurrentIdentity() (Identity, error)
+	// Immutable reports a handle that cannot see later writes; the engine
+	// opens it again before each sync.
+	Immutable() bool
+	// Fingerprint is a cheap summary of the files behind the source, from
+	// stats only: unchanged, nothing can have changed, and a sync stops
+	// without a query.
+	Fingerprint() string
+	// ModTime is when the history's files last changed.
+	ModTime() time.Time
+	// Notice says what part of the history the source cannot see and why
+	// ("" when it sees all of it); people should hear it once.
+	Notice() string
+
+	// Sessions lists every session (no messages).
+	Sessions(ctx context.Context) ([]model.Session, error)
+	// Stamps returns, per session id, a string that changes whenever the
+	// session or any of its messages or parts changes.
+	Stamps(ctx context.Context) (map[string]string, error)
+	// Messages streams a session's messages in display order, with their
+	// parts, leaving out what the history itself hides (reverted messages).
+	Messages(ctx context.Context, s model.Session, fn func(*model.Message) error) error
+	// Skipped is how many rows were skipped or partly decoded since the
+	// last ResetWarnings, with the first few reasons.
+	Skipped() (int, []model.Warning)
+	ResetWarnings()
+
+	Close() error
+}
+
+// Opener opens the history at path (opencode.Open, for OpenCode's).
+type Opener func(ctx context.Context, path string) (Source, error)
+
+// Identity names the file a source reads (the folder, for a history kept in
+// files), so a history replaced at the same path (renamed over, restored
+// from a backup, reinstalled) is told apart from one that was only written
+// to. It is a value: compare with Equal, store with String.
+type Identity struct {
+	// Dev and Ino are the device and inode of the database file (of the
+	// folder for a history kept in files). A rename over the path or a
+	// restore gives a new inode; the history's own writes keep it.
+	Dev, Ino uint64
+	// Header is what the file's header says about the database itself
+	// rather than its latest write (see opencode's headerIdentity).
+	Header string
+}
+
+// Equal reports whether a and b name the same database.
+func (a Identity) Equal(b Identity) bool { return a == b }
+
+// String is the form stored in the index (meta source_identity, and in each
+// session's stamp).
+func (a Identity) String() string { return fmt.Sprintf("%d:%d:%s", a.Dev, a.Ino, a.Header) }
+
+// ErrLocked is the error (through errors.Is) of a read that found the
+// history locked by a writer for longer than the reader waits.
+var ErrLocked = errors.New("history locked by another process")
+
+// Error is a failure reading a history (as opposed to Recall's own index):
+// the engine tells the two apart to know what it may rebuild.
+type Error struct {
+	Path string
+	Msg  string // the whole message: what failed and what to do
+	Err  error
+	// Locked: a writer held the history locked past the wait;
+	// errors.Is(err, ErrLocked) is true.
+	Locked bool
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrLocked) true for a lock held past the wait.
+func (e *Error) Is(target error) bool { return target == ErrLocked && e.Locked }
