@@ -11,16 +11,13 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/recallhq/recall/commands"
-	"github.com/recallhq/recall/engine"
 )
 
 // Command and request names. Every server command of the table is
-// `recall.<name>` (executeCommand) and `recall/<name>` (a custom request);
-// reindex is sync with force.
+// `recall.<name>` (executeCommand) and `recall/<name>` (a custom request).
 const (
 	commandPrefix    = "recall."
 	requestPrefix    = "recall/"
-	reindex          = "reindex"
 	methodTranscript = "recall/transcript"
 	// methodIndexUpdated is sent after a background sync changed the index.
 	methodIndexUpdated = "recall/indexUpdated"
@@ -31,23 +28,26 @@ const (
 // CommandNames is the executeCommandProvider list, derived from the table.
 func CommandNames() []string {
 	var out []string
-	for _, c := range commands.ServerCommands() {
-		out = append(out, commandPrefix+c.Name)
+	for _, e := range commands.ServerCommands() {
+		out = append(out, commandPrefix+e.Spec().Name)
 	}
-	out = append(out, commandPrefix+reindex)
 	sort.Strings(out)
 	return out
 }
 
-// customCommand maps `recall/<name>` to a table command name.
-func customCommand(method string) (string, bool) {
-	name, ok := strings.CutPrefix(method, requestPrefix)
-	return name, ok && (name == reindex || isServerCommand(name))
+// serverEntry is the table's server command called name.
+func serverEntry(name string) (commands.Entry, bool) {
+	e, ok := commands.Lookup(name)
+	return e, ok && e.Spec().Doors&commands.Server != 0
 }
 
-func isServerCommand(name string) bool {
-	c, ok := commands.Lookup(name)
-	return ok && c.Doors&commands.Server != 0
+// customCommand maps `recall/<name>` to its table entry.
+func customCommand(method string) (commands.Entry, bool) {
+	name, ok := strings.CutPrefix(method, requestPrefix)
+	if !ok {
+		return nil, false
+	}
+	return serverEntry(name)
 }
 
 // executeCommand runs `recall.<name>` with its one JSON object argument.
@@ -61,7 +61,8 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "executeCommand params: %v", err)
 	}
 	name, ok := strings.CutPrefix(p.Command, commandPrefix)
-	if !ok || (name != reindex && !isServerCommand(name)) {
+	e, known := serverEntry(name)
+	if !ok || !known {
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "unknown command %q; the initialize result lists recall's commands (executeCommandProvider.commands)", echo(p.Command))
 	}
 	if len(p.Arguments) > 1 {
@@ -71,37 +72,21 @@ func (s *Server) executeCommand(ctx context.Context, raw jsonrpc2.RawMessage) (a
 	if len(p.Arguments) == 1 {
 		arg = p.Arguments[0]
 	}
-	return s.runCommand(ctx, name, arg, p.WorkDoneToken)
+	return s.runEntry(ctx, e, arg, p.WorkDoneToken)
 }
 
-// runCommand decodes params strictly, runs the command through the table
-// and returns its result encoded exactly as the CLI's --json does.
-func (s *Server) runCommand(ctx context.Context, name string, raw json.RawMessage, token json.RawMessage) (any, error) {
-	engineFor := s.historyEngine
-	if name == reindex || name == "sync" {
-		engineFor = func(context.Context) (*engine.Engine, error) { return s.engine() } // a sync waits for the other syncs anyway
-	}
-	eng, err := engineFor(ctx)
+// runEntry decodes params strictly, runs the command and returns its
+// result encoded once, exactly as the CLI's --json does.
+func (s *Server) runEntry(ctx context.Context, e commands.Entry, raw, token json.RawMessage) (any, error) {
+	call, err := e.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
-	force := name == reindex
-	if force {
-		name = "sync"
-		if t := strings.TrimSpace(string(raw)); t != "" && t != "null" && t != "{}" {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "reindex takes no params")
-		}
-		raw = json.RawMessage(`{"force":true}`)
-	}
-	c, _ := commands.Lookup(name)
-	p, err := commands.DecodeParams(c, raw)
-	if err != nil {
-		return nil, err
-	}
-	if sp, ok := p.(*commands.SearchParams); ok && sp.ExcludeSession == "" {
-		sp.ExcludeSession = s.options().ExcludeSession
-	}
-	res, err := s.execute(ctx, eng, c, p, token)
+	var res any
+	err = s.withEnv(ctx, e.Spec(), token, func(env *commands.Env) (err error) {
+		res, err = call.Run(ctx, env)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -109,57 +94,46 @@ func (s *Server) runCommand(ctx context.Context, name string, raw json.RawMessag
 }
 
 // runTyped runs a command for the server's own features (symbols, lenses,
-// transcripts) and returns the typed result.
-func (s *Server) runTyped(ctx context.Context, name string, params any) (any, error) {
-	eng, err := s.historyEngine(ctx)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	c, _ := commands.Lookup(name)
-	p, err := commands.DecodeParams(c, raw)
-	if err != nil {
-		return nil, err
-	}
-	return s.execute(ctx, eng, c, p, nil)
+// transcripts) and returns its typed result.
+func runTyped[P, R any](ctx context.Context, s *Server, c *commands.Command[P, R], p *P) (R, error) {
+	var res R
+	err := s.withEnv(ctx, c.Spec(), nil, func(env *commands.Env) (err error) {
+		res, err = c.Call(ctx, env, p)
+		return err
+	})
+	return res, err
 }
 
-// execute runs a validated command: with the watcher on, requests answer
-// from the index as it is (the watcher keeps it fresh; WAL readers never
-// wait); without it they sync first, like the CLI, reporting progress.
-func (s *Server) execute(ctx context.Context, eng *engine.Engine, c *commands.Command, p commands.Params, token json.RawMessage) (any, error) {
-	env := &commands.Env{Engine: eng, Notify: func(msg string) { s.notify(ctx, protocol.MessageTypeInfo, msg) }}
+// withEnv runs fn with the connection's command environment. A command
+// that reads the history first waits for the first background sync
+// (unless it is a sync: it waits for the other syncs anyway). With the
+// watcher on, commands answer from the index as it is (the watcher keeps
+// it fresh; WAL readers never wait); without it they sync first, like the
+// CLI, reporting progress; a sync takes its turn with the engine's others.
+func (s *Server) withEnv(ctx context.Context, spec commands.Spec, token json.RawMessage, fn func(*commands.Env) error) error {
 	h, err := s.currentHost()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	writes := c.Name == "sync" || (c.Sync && !s.options().watching)
-	if writes {
+	opts := s.options()
+	if !spec.Syncs && opts.watching {
+		if err := h.waitReady(ctx); err != nil {
+			return err
+		}
+	}
+	env := &commands.Env{Engine: h.eng, NoSync: opts.watching, ExcludeSession: opts.ExcludeSession, OnSync: h.synced,
+		Notify: func(msg string) { s.notify(ctx, protocol.MessageTypeInfo, msg) }}
+	if spec.Syncs || (spec.Sync && !opts.watching) {
 		prog := s.newProgress(ctx, "Recall: indexing", token)
 		defer prog.end("")
 		env.Progress = prog.report
 		h.syncMu.Lock()
 		defer h.syncMu.Unlock()
 	}
-	if hook := s.testHook.Load(); hook != nil {
-		(*hook)(ctx)
+	if hook := s.cfg.BeforeCommand; hook != nil {
+		hook(ctx)
 	}
-	res, err := commands.Execute(ctx, env, c, p, s.options().watching)
-	if err != nil {
-		return nil, err
-	}
-	if sr, ok := res.(engine.SearchResult); ok {
-		for _, n := range sr.Notices {
-			s.notify(ctx, protocol.MessageTypeInfo, n)
-		}
-	}
-	if c.Name == "sync" {
-		h.synced(res.(engine.SyncResult)) // every connection on this engine hears of it
-	}
-	return res, nil
+	return fn(env)
 }
 
 // encodeResult encodes like the CLI (encoding/json, no HTML escaping), so

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recallhq/recall/commands"
 	"github.com/recallhq/recall/engine"
 )
 
@@ -265,21 +266,30 @@ func resolveForTest(t *testing.T, d *testDaemons, db, ix string) engine.Resolved
 func TestServeFlags(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
-	f, err := parseServeFlags([]string{"--stdio"}, getenv)
-	if err != nil || f.noDaemon || f.daemon || f.idle != DefaultDaemonIdle {
+	parse := func(args ...string) (ServeParams, error) {
+		var p ServeParams
+		err := commands.ParseFlags(&p, args, getenv)
+		return p, err
+	}
+	f, err := parse("--stdio")
+	if err != nil || f.NoDaemon || f.Daemon || f.DaemonIdle != DefaultDaemonIdle {
 		t.Errorf("defaults: %+v %v", f, err)
 	}
 	env["RECALL_NO_DAEMON"], env["RECALL_DAEMON_IDLE"] = "1", "30s"
-	if f, err = parseServeFlags(nil, getenv); err != nil || !f.noDaemon || f.idle != 30*time.Second {
+	if f, err = parse(); err != nil || !f.NoDaemon || f.DaemonIdle != 30*time.Second {
 		t.Errorf("environment: %+v %v", f, err)
 	}
 	env = map[string]string{}
-	if f, err = parseServeFlags([]string{"--daemon", "--socket=/s.sock", "--daemon-idle", "2m"}, getenv); err != nil || !f.daemon || f.socket != "/s.sock" || f.idle != 2*time.Minute {
+	if f, err = parse("--daemon", "--socket=/s.sock", "--daemon-idle", "2m"); err != nil || !f.Daemon || f.Socket != "/s.sock" || f.DaemonIdle != 2*time.Minute {
 		t.Errorf("daemon flags: %+v %v", f, err)
 	}
 	for _, bad := range [][]string{{"--daemon"}, {"--daemon-idle", "soon"}, {"--daemon-idle", "-1s"}, {"--tcp"}} {
-		if _, err := parseServeFlags(bad, getenv); err == nil {
+		if _, err := parse(bad...); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
+	}
+	env["RECALL_DAEMON_IDLE"] = "soon"
+	if _, err := parse(); err == nil || !strings.Contains(err.Error(), "RECALL_DAEMON_IDLE") {
+		t.Errorf("a bad RECALL_DAEMON_IDLE: %v, want an error naming it", err)
 	}
 }

@@ -51,26 +51,26 @@ func (s *Server) symbols(ctx context.Context, raw jsonrpc2.RawMessage) (any, err
 		return nil, err
 	}
 	query := strings.TrimSpace(p.Query)
-	sessParams := map[string]any{"filter": query, "limit": symbolSessions}
+	sessParams := &commands.SessionsParams{Filter: query, Limit: symbolSessions}
 	if query == "" {
-		sessParams = map[string]any{"limit": recentSessions}
+		sessParams = &commands.SessionsParams{Limit: recentSessions}
 	}
-	res, err := s.runTyped(ctx, "sessions", sessParams)
+	res, err := runTyped(ctx, s, commands.Sessions, sessParams)
 	if err != nil {
 		return nil, err
 	}
 	out := protocol.SymbolInformationSlice{}
-	for _, si := range res.(engine.SessionsResult).Sessions {
+	for _, si := range res.Sessions {
 		out = append(out, symbol(firstNonEmpty(si.Title, si.ID), protocol.SymbolKindNamespace, si.Directory, TranscriptURI(si.ID, "")))
 	}
 	if query == "" {
 		return out, nil
 	}
-	hits, err := s.runTyped(ctx, "search", map[string]any{"query": query, "limit": symbolHits, "excludeSession": s.options().ExcludeSession})
+	hits, err := runTyped(ctx, s, commands.Search, &commands.SearchParams{Query: query, Limit: symbolHits})
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range hits.(engine.SearchResult).Hits {
+	for _, h := range hits.Hits {
 		if h.MessageID == "" {
 			continue // a title hit: the session is listed already
 		}
@@ -175,11 +175,10 @@ func (s *Server) codeLens(ctx context.Context, raw jsonrpc2.RawMessage) (any, er
 	if !p.TextDocument.URI.IsFile() {
 		return lenses, nil
 	}
-	res, err := s.runTyped(ctx, "files", map[string]any{"path": p.TextDocument.URI.FsPath(), "limit": lensSessions})
+	fr, err := runTyped(ctx, s, commands.Files, &commands.FilesParams{Path: p.TextDocument.URI.FsPath(), Limit: lensSessions})
 	if err != nil {
 		return nil, err
 	}
-	fr := res.(engine.FileSessionsResult)
 	if fr.Total == 0 {
 		return lenses, nil
 	}
@@ -187,7 +186,7 @@ func (s *Server) codeLens(ctx context.Context, raw jsonrpc2.RawMessage) (any, er
 	for i, si := range fr.Sessions {
 		ids[i] = si.ID
 	}
-	arg, err := encodeResult(map[string]any{"path": fr.Path, "total": fr.Total, "sessionIds": ids})
+	arg, err := encodeResult(fileLensArgs{Path: fr.Path, SessionIDs: ids, Total: fr.Total})
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +197,14 @@ func (s *Server) codeLens(ctx context.Context, raw jsonrpc2.RawMessage) (any, er
 	lenses = append(lenses, protocol.CodeLens{Command: protocol.Command{Title: title, Command: ShowFileSessions,
 		Arguments: []protocol.LSPAny{protocol.LSPAny(arg)}}})
 	return lenses, nil
+}
+
+// fileLensArgs is the argument of the file lens's ShowFileSessions (the
+// fields in the order clients have always received them).
+type fileLensArgs struct {
+	Path       string   `json:"path"`
+	SessionIDs []string `json:"sessionIds"`
+	Total      int      `json:"total"`
 }
 
 // textDocumentContent serves recall: URIs (LSP 3.18).
@@ -241,12 +248,8 @@ func (s *Server) readTranscript(ctx context.Context, u string) (engine.ReadResul
 	if err != nil {
 		return engine.ReadResult{}, err
 	}
-	params := commands.ReadParams{Cursor: eng.SessionCursor(t.SessionID, t.Around), Mode: t.Mode, Limit: t.Limit, Format: t.Format}
-	res, err := s.runTyped(ctx, "read", params)
-	if err != nil {
-		return engine.ReadResult{}, err
-	}
-	return res.(engine.ReadResult), nil
+	params := &commands.ReadParams{Cursor: eng.SessionCursor(t.SessionID, t.Around), Mode: t.Mode, Limit: t.Limit, Format: t.Format}
+	return runTyped(ctx, s, commands.Read, params)
 }
 
 // Documents.

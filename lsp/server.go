@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -46,6 +45,9 @@ type Config struct {
 	hosts *hosts
 	// beforeSync runs before each background sync (tests).
 	beforeSync func(context.Context)
+	// BeforeCommand, when set, runs before each command with its context
+	// (tests only: a slow, cancellable or panicking command).
+	BeforeCommand func(context.Context)
 }
 
 // DefaultPollInterval: a stat of two files per second costs nothing and
@@ -95,9 +97,6 @@ type Server struct {
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	exited      chan bool   // true: clean exit after shutdown
 	outbox      chan func() // notifications from background work, in order
-	// testHook, when set, runs before each command (tests: a slow or
-	// panicking command).
-	testHook atomic.Pointer[func(context.Context)]
 }
 
 // NewServer makes a server; Run serves one connection.
@@ -251,8 +250,8 @@ func (s *Server) call(ctx context.Context, method string, raw jsonrpc2.RawMessag
 	if h, ok := requestHandlers[method]; ok {
 		return h(s, ctx, raw)
 	}
-	if name, ok := customCommand(method); ok {
-		return s.runCommand(ctx, name, json.RawMessage(raw), nil)
+	if e, ok := customCommand(method); ok {
+		return s.runEntry(ctx, e, json.RawMessage(raw), nil)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "recall lsp does not handle %s", echo(method))
 }
