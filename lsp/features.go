@@ -15,7 +15,7 @@ import (
 
 	"github.com/recallhq/recall/commands"
 	"github.com/recallhq/recall/engine"
-	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // Feature budgets.
@@ -28,8 +28,6 @@ const (
 	recentSessions = 50
 	// lensSessions is how many session ids a file lens carries.
 	lensSessions = 20
-	// hoverExcerpt bounds the message text a hover shows.
-	hoverExcerpt = 700
 	// maxDiskDoc bounds a file read from disk for a hover on a document the
 	// client never opened.
 	maxDiskDoc = 4 << 20
@@ -74,7 +72,7 @@ func (s *Server) symbols(ctx context.Context, raw jsonrpc2.RawMessage) (any, err
 		if h.MessageID == "" {
 			continue // a title hit: the session is listed already
 		}
-		out = append(out, symbol(clipLine(h.Snippet, 120), protocol.SymbolKindEvent, h.Title, TranscriptURI(h.SessionID, h.MessageID)))
+		out = append(out, symbol(render.ClipLine(h.Snippet, 120), protocol.SymbolKindEvent, h.Title, TranscriptURI(h.SessionID, h.MessageID)))
 	}
 	return out, nil
 }
@@ -113,55 +111,15 @@ func (s *Server) hover(ctx context.Context, raw jsonrpc2.RawMessage) (any, error
 	} else if err != nil {
 		return nil, err
 	}
-	return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hoverMarkdown(pv)}, Range: &rng}, nil
+	return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: render.HoverMarkdown(hoverPreview(pv))}, Range: &rng}, nil
 }
 
-func hoverMarkdown(pv engine.Preview) string {
-	var b strings.Builder
+// hoverPreview is what render.HoverMarkdown needs of an engine preview.
+func hoverPreview(pv engine.Preview) render.HoverPreview {
 	ses := pv.Session
-	fmt.Fprintf(&b, "**%s**  \n`%s` · %s · %s · %d messages\n\n", mdEscape(firstNonEmpty(ses.Title, ses.ID)), ses.ID,
-		mdEscape(ses.Directory), shortTime(pv.Time), ses.Messages)
-	if ses.FirstPrompt != "" {
-		fmt.Fprintf(&b, "> %s\n\n", mdEscape(clipLine(ses.FirstPrompt, 300)))
-	}
-	if m := pv.Message; m != nil {
-		fmt.Fprintf(&b, "---\n\n**%s** · message %d of %d\n\n", m.Role, m.Ord+1, ses.Messages)
-		b.WriteString(messageExcerpt(*m, pv.PartID))
-		b.WriteString("\n\n")
-	}
-	fmt.Fprintf(&b, "[Open transcript](%s)", TranscriptURI(ses.ID, pv.MessageID))
-	return b.String()
-}
-
-// messageExcerpt is a few lines of a message: the hovered part first, then
-// its prose and tool calls, clipped.
-func messageExcerpt(m model.Message, partID string) string {
-	var lines []string
-	add := func(p model.Part) {
-		switch p.Kind {
-		case model.KindText, model.KindSummary, model.KindSubtask:
-			lines = append(lines, mdEscape(clipLine(p.Text, hoverExcerpt)))
-		case model.KindTool:
-			lines = append(lines, fmt.Sprintf("`%s` %s", p.Tool, mdEscape(clipLine(firstNonEmpty(p.Title, p.Input), 160))))
-		case model.KindPatch:
-			lines = append(lines, "changed "+mdEscape(strings.Join(p.Paths, ", ")))
-		}
-	}
-	for _, p := range m.Parts {
-		if p.ID == partID {
-			add(p)
-		}
-	}
-	for _, p := range m.Parts {
-		if p.ID != partID {
-			add(p)
-		}
-	}
-	out := strings.Join(lines, "\n\n")
-	if len(out) > hoverExcerpt {
-		out = clip(out, hoverExcerpt)
-	}
-	return out
+	return render.HoverPreview{SessionID: ses.ID, Title: ses.Title, Directory: ses.Directory, FirstPrompt: ses.FirstPrompt,
+		Messages: ses.Messages, Time: pv.Time, Message: pv.Message, PartID: pv.PartID,
+		Link: string(TranscriptURI(ses.ID, pv.MessageID))}
 }
 
 // codeLens: "N past sessions touched this file" on line 0 of a file that
@@ -376,33 +334,4 @@ func applyRange(text string, r protocol.Range, with string) string {
 		a, b = b, a
 	}
 	return text[:a] + with + text[b:]
-}
-
-func clipLine(s string, n int) string {
-	return clip(strings.Join(strings.Fields(s), " "), n)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// mdEscape keeps history text from being read as markdown structure
-// (links, emphasis, html) in a hover.
-func mdEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", "&lt;", ">", "&gt;", "#", `\#`, "|", `\|`)
-	return r.Replace(s)
-}
-
-func shortTime(t string) string {
-	if len(t) >= 16 {
-		return strings.Replace(t[:16], "T", " ", 1) + "Z"
-	}
-	return t
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/recallhq/recall/commands"
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // Config is how the server was started (flags of `recall lsp`).
@@ -519,13 +520,13 @@ const (
 
 // echo makes client input fit to quote in a reply: valid UTF-8 (invalid
 // bytes become U+FFFD) and clipped.
-func echo(s string) string { return clip(strings.ToValidUTF8(s, "\uFFFD"), maxEcho) }
+func echo(s string) string { return render.Clip(strings.ToValidUTF8(s, "\uFFFD"), maxEcho) }
 
 // wireError is an error as it goes on the wire. Every error reply passes
 // here, so none carries invalid UTF-8 (a frame with it is not JSON and
 // clients drop it) whatever input its message quotes.
 func wireError(code jsonrpc2.Code, msg string) *jsonrpc2.Error {
-	return jsonrpc2.NewError(code, clip(strings.ToValidUTF8(msg, "\uFFFD"), maxErrorMessage))
+	return jsonrpc2.NewError(code, render.Clip(strings.ToValidUTF8(msg, "\uFFFD"), maxErrorMessage))
 }
 
 func firstNonEmpty(a, b string) string {
