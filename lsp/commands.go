@@ -121,14 +121,14 @@ func (s *Server) withEnv(ctx context.Context, spec commands.Spec, token json.Raw
 			return err
 		}
 	}
-	env := &commands.Env{Engine: h.eng, NoSync: opts.watching, ExcludeSession: opts.ExcludeSession, OnSync: h.synced,
+	env := &commands.Env{Engine: h.eng, NoSync: opts.watching, ExcludeSession: opts.ExcludeSession, OnSync: h.live.Synced,
 		Notify: func(msg string) { s.notify(ctx, protocol.MessageTypeInfo, msg) }}
 	if spec.Syncs || (spec.Sync && !opts.watching) {
 		prog := s.newProgress(ctx, "Recall: indexing", token)
 		defer prog.end("")
 		env.Progress = prog.report
-		h.syncMu.Lock()
-		defer h.syncMu.Unlock()
+		done := h.live.Turn()
+		defer done()
 	}
 	if hook := s.cfg.BeforeCommand; hook != nil {
 		hook(ctx)

@@ -29,10 +29,10 @@ type Config struct {
 	// Getenv replaces os.Getenv for engine discovery (tests).
 	Getenv func(string) string
 	// PollInterval is how often the watcher looks at the history's files;
-	// 0 = DefaultPollInterval.
+	// 0 = live.DefaultPoll.
 	PollInterval time.Duration
 	// MaxLag bounds the index's lag behind a history that keeps changing;
-	// 0 = DefaultMaxLag.
+	// 0 = live.DefaultMaxLag.
 	MaxLag time.Duration
 	// NoRedact is the default of initializationOptions.noRedact (the
 	// --no-redact flag).
@@ -50,14 +50,6 @@ type Config struct {
 	// (tests only: a slow, cancellable or panicking command).
 	BeforeCommand func(context.Context)
 }
-
-// DefaultPollInterval: a stat of two files per second costs nothing and
-// keeps results within about two seconds of OpenCode's writes.
-const DefaultPollInterval = time.Second
-
-// stopWait bounds how long shutdown waits for a background sync to notice
-// its cancellation (a sync checks between sessions).
-const stopWait = 5 * time.Second
 
 // InitOptions are the initializationOptions a client may send.
 type InitOptions struct {
@@ -104,12 +96,6 @@ type Server struct {
 func NewServer(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
-	}
-	if cfg.MaxLag <= 0 {
-		cfg.MaxLag = DefaultMaxLag
 	}
 	if cfg.hosts == nil {
 		cfg.hosts = newHosts()
@@ -430,7 +416,7 @@ func (s *Server) initialized() {
 		s.post(func() { s.notify(s.base, protocol.MessageTypeInfo, n) })
 	}
 	if watching {
-		h.startWatch()
+		h.live.Start()
 	}
 }
 

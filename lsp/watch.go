@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/live"
 )
 
 // afterSync tells the client what a sync found: its notices (the lock
@@ -40,6 +41,44 @@ func (s *Server) afterSync(ctx context.Context, res engine.SyncResult, sayLock b
 	s.mu.Unlock()
 	if refresh {
 		go func() { _ = s.client.CodeLensRefresh(ctx) }() // a request: never wait on the client here
+	}
+}
+
+// subscriber is how s hears of its engine's live loop: every event goes
+// through the outbox, so a slow client never holds up the loop (or, in
+// the daemon, the other clients).
+func (s *Server) subscriber() live.Subscriber {
+	var mu sync.Mutex
+	runs := map[uint64]*progress{} // background runs reported to this client
+	return live.Subscriber{
+		OnSync: func(ev live.SyncEvent) { s.post(func() { s.afterSync(s.base, ev.Result, ev.NewLock) }) },
+		OnError: func(err error) {
+			s.post(func() {
+				s.notify(s.base, protocol.MessageTypeWarning, fmt.Sprintf("updating the index failed: %v", err))
+			})
+		},
+		OnProgress: func(ev live.Progress) {
+			mu.Lock()
+			p := runs[ev.Run]
+			if p == nil {
+				title, unit := "Recall: indexing", "sessions"
+				if ev.Task == live.TaskEmbed {
+					title, unit = "Recall: embedding", "documents"
+				}
+				p = s.newProgress(s.base, title, nil)
+				p.unit = unit
+				runs[ev.Run] = p
+			}
+			if ev.End {
+				delete(runs, ev.Run)
+			}
+			mu.Unlock()
+			if ev.End {
+				s.post(func() { p.end("") })
+				return
+			}
+			s.post(func() { p.report(ev.Done, ev.Total) })
+		},
 	}
 }
 
