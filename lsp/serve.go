@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/lsp/daemon"
 )
 
 // ServeParams are the flags of `recall lsp` besides the global ones.
@@ -74,11 +75,11 @@ func serve(ctx context.Context, g commands.Globals, flags *ServeParams, stdin io
 		}
 		return commands.ExitOK, nil
 	}
-	if !flags.NoDaemon && daemonSupported {
+	if !flags.NoDaemon && daemon.Supported {
 		exe, err := os.Executable()
 		if err == nil {
-			fw := &forwarder{cfg: cfg, getenv: os.Getenv, log: logger, idle: flags.DaemonIdle,
-				spawn: func(sock, logFile string) error {
+			fw := &daemon.Forwarder{DB: cfg.DB, Index: cfg.Index, NoRedact: cfg.NoRedact, Getenv: os.Getenv, Log: logger,
+				Spawn: func(sock, logFile string) error {
 					if g.LogFile != "" {
 						// Whoever asked for a log of this client gets the
 						// daemon's log too (its syncs, its errors).
@@ -87,21 +88,50 @@ func serve(ctx context.Context, g commands.Globals, flags *ServeParams, stdin io
 					if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
 						return err
 					}
-					return spawnDaemon(exe, []string{"lsp", "--daemon", "--socket", sock, "--daemon-idle", flags.DaemonIdle.String(), "--log-file", logFile})
+					return daemon.Spawn(exe, []string{"lsp", "--daemon", "--socket", sock, "--daemon-idle", flags.DaemonIdle.String(), "--log-file", logFile})
 				}}
-			code, err := fw.run(ctx, stdin, stdout)
-			var fb *errFallback
+			code, err := fw.Run(ctx, stdin, stdout)
+			var fb *daemon.FallbackError
 			if !errors.As(err, &fb) {
 				return commands.Exit(code), nil
 			}
-			logger.Info("serving in this process", "why", fb.err)
-			stdin = io.MultiReader(bytes.NewReader(fb.consumed), stdin)
+			logger.Info("serving in this process", "why", fb.Err)
+			stdin = io.MultiReader(bytes.NewReader(fb.Consumed), stdin)
 		}
 	}
 	if !NewServer(cfg).Run(ctx, stdio{stdin, stdout}) {
 		return commands.ExitFailure, nil
 	}
 	return commands.ExitOK, nil
+}
+
+// DefaultDaemonIdle is how long the daemon outlives its last client.
+const DefaultDaemonIdle = daemon.DefaultIdle
+
+// DaemonConfig is how `recall lsp --daemon` runs.
+type DaemonConfig struct {
+	Socket string
+	Idle   time.Duration // 0 = DefaultDaemonIdle
+	Logger *slog.Logger
+	// Server is the template of each connection's server config.
+	Server Config
+}
+
+// RunDaemon serves LSP connections on the socket (see daemon.Run): each
+// connection its own Server, all of them sharing the engines they open.
+func RunDaemon(ctx context.Context, dc DaemonConfig) error {
+	shared := newHosts()
+	if dc.Server.Logger == nil {
+		dc.Server.Logger = dc.Logger
+	}
+	return daemon.Run(ctx, daemon.Config{Socket: dc.Socket, Idle: dc.Idle, Logger: dc.Logger,
+		Serve: func(ctx context.Context, conn io.ReadWriteCloser, hello daemon.Hello) bool {
+			cfg := dc.Server
+			// The history and index the forwarder resolved, relative to the
+			// client's working directory.
+			cfg.pinned, cfg.hosts, cfg.NoRedact = &hello.Resolved, shared, hello.NoRedact
+			return NewServer(cfg).Run(ctx, conn)
+		}})
 }
 
 // stdio joins the process's stdin and stdout into one transport.
