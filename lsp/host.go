@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/live"
 )
@@ -115,4 +117,39 @@ func (h *host) waitReady(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// engine returns the open engine, or an error once the server stopped.
+func (s *Server) engine() (*engine.Engine, error) {
+	h, err := s.currentHost()
+	if err != nil {
+		return nil, err
+	}
+	return h.eng, nil
+}
+
+func (s *Server) currentHost() (*host, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.host == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shut down")
+	}
+	return s.host, nil
+}
+
+// historyEngine is the engine for a request that reads the history: with
+// the watcher on it first waits for the first background sync (bounded,
+// cancellable), so the first answers never come silently from an empty
+// index; later requests never wait.
+func (s *Server) historyEngine(ctx context.Context) (*engine.Engine, error) {
+	h, err := s.currentHost()
+	if err != nil {
+		return nil, err
+	}
+	if s.options().watching {
+		if err := h.waitReady(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return h.eng, nil
 }

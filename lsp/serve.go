@@ -1,5 +1,3 @@
-// Package lsp serves the recall engine over the Language Server Protocol:
-// decode, dispatch through package commands, encode. No ranking or SQL here.
 package lsp
 
 import (

@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sort"
@@ -134,37 +133,4 @@ func (s *Server) withEnv(ctx context.Context, spec commands.Spec, token json.Raw
 		hook(ctx)
 	}
 	return fn(env)
-}
-
-// encodeResult encodes like the CLI (encoding/json, no HTML escaping), so
-// every door returns byte-identical shapes.
-func encodeResult(v any) (jsonrpc2.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return jsonrpc2.RawMessage(bytes.TrimRight(b.Bytes(), "\n")), nil
-}
-
-// options is a snapshot of the client's options.
-type serverOptions struct {
-	InitOptions
-	watching bool
-}
-
-func (s *Server) options() serverOptions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return serverOptions{InitOptions: s.opts, watching: s.watching}
-}
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
-
-// decodeStrict decodes a JSON object, refusing unknown fields.
-func decodeStrict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
