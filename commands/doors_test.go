@@ -210,3 +210,15 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("a flag without its value: %v", err)
 	}
 }
+
+// Each models subcommand takes its own flags only: `models list --force`
+// and `models import DIR --revision X` were accepted and ignored.
+func TestModelsSubcommandFlags(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	for _, args := range [][]string{{"models", "list", "--force"}, {"models", "import", t.TempDir(), "--revision", "x"}, {"models", "pull", "--name", "x"}} {
+		r := cli(t, args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "unknown flag") || !strings.Contains(r.stderr, "recall models --help") {
+			t.Errorf("%v: exit %d %q, want exit 2 naming the flag and the help", args, r.code, r.stderr)
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
 
@@ -99,6 +101,39 @@ func TestFirstRequestsWaitForFirstSync(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("requests still waiting after the first sync")
+		}
+	}
+}
+
+// Bad params are refused at once, even while the first sync runs: before,
+// a request waited for the first sync (up to a minute on a large history)
+// to be told its limit was not a number.
+func TestBadParamsDoNotWaitForFirstSync(t *testing.T) {
+	g := newGate()
+	defer close(g.open)
+	s := startSession(t, sessionOptions{noWait: true, config: func(c *Config) { c.beforeSync = g.hook }})
+	<-g.entered // the first sync is held
+	for _, c := range []struct {
+		method string
+		params any
+	}{
+		{"recall/search", map[string]any{"query": "x", "limit": "ten"}},
+		{"recall/read", map[string]any{}},
+		{"workspace/executeCommand", map[string]any{"command": "recall.sessions", "arguments": []any{map[string]any{"after": "someday"}}}},
+	} {
+		start := time.Now()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := s.call(c.method, c.params)
+			errc <- err
+		}()
+		select {
+		case err := <-errc:
+			if got := wireCode(t, err); got != jsonrpc2.InvalidParams {
+				t.Errorf("%s %v: code %d, want -32602", c.method, c.params, got)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s %v with bad params waited for the first sync (%v and counting)", c.method, c.params, time.Since(start))
 		}
 	}
 }
