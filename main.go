@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/recallhq/recall/commands"
-	"github.com/recallhq/recall/lsp"
+	_ "github.com/recallhq/recall/lsp" // registers `recall lsp` in the command table
 )
 
-func main() { os.Exit(commands.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, lsp.Serve)) }
+func main() { os.Exit(commands.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

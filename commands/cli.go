@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 
 	"github.com/recallhq/recall/engine"
@@ -24,49 +25,238 @@ const (
 	ExitUsage   = 2
 )
 
-// Globals are the flags every command takes.
+// Globals are the flags every command takes, before or after its name.
 type Globals struct {
-	DB       string
-	Index    string
-	JSON     bool
-	NoSync   bool
-	LogFile  string
-	Quiet    bool
-	NoRedact bool
+	DB       string `flag:"db" meta:"PATH" help:"OpenCode database or data dir (default: like OpenCode: OPENCODE_DB, $XDG_DATA_HOME/opencode/opencode.db)"`
+	Index    string `flag:"index" meta:"PATH" help:"Recall's index file (default: under $XDG_DATA_HOME/recall/index/)"`
+	JSON     bool   `flag:"json" help:"print the result as one JSON object"`
+	NoSync   bool   `flag:"no-sync" help:"answer from the index as it is, without syncing first"`
+	LogFile  string `flag:"log-file" alias:"logfile" meta:"PATH" help:"write logs to this file"`
+	Quiet    bool   `flag:"quiet" short:"q" help:"no notices on stderr"`
+	NoRedact bool   `flag:"no-redact" help:"show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"`
 }
 
-// ServeFunc runs a server door (recall lsp) until its client leaves.
-type ServeFunc func(ctx context.Context, g Globals, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+// invocation is one command line on its way to a command.
+type invocation struct {
+	name    string   // the command as typed ("models pull")
+	args    []string // after the command's name, globals included
+	globals Globals  // the globals before the command's name
+	stdin   io.Reader
+	stdout  *outWriter
+	raw     io.Writer // stdout itself, for a command that serves on it
+	stderr  io.Writer
+	getenv  func(string) string
+}
 
 // Main is the whole program: it parses args, runs one command and returns
 // the exit code. Nothing below it exits the process.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, serve ServeFunc) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(args) > 0 && args[0] == "lsp" {
-		// stdout is the protocol's transport: the server handles its errors.
-		g, other, err := parseGlobalsOnly(args[1:])
+	inv := &invocation{stdin: stdin, stdout: &outWriter{w: stdout}, raw: stdout, stderr: stderr, getenv: os.Getenv}
+	// Globals may come before the command's name: read them up to it.
+	rest, help, code := inv.leadingGlobals(args)
+	if code >= 0 {
+		return code
+	}
+	switch {
+	case help:
+		rest = append([]string{"help"}, rest...) // recall --help [COMMAND]
+	case len(rest) == 0:
+		rest = []string{"help"}
+	}
+	inv.name, inv.args = rest[0], rest[1:]
+	if _, ok := groups[inv.name]; ok {
+		return inv.stdout.exit(inv.name, runGroup(ctx, inv), stderr)
+	}
+	e, ok := Lookup(inv.name)
+	if !ok || e.Spec().Doors&CLI == 0 {
+		fmt.Fprintf(stderr, "recall: unknown command %q; run `recall help` for the list\n", inv.name)
+		return ExitUsage
+	}
+	if e.Spec().Serves {
+		return e.runCLI(ctx, inv) // stdout is its transport: it handles its own errors
+	}
+	return inv.stdout.exit(inv.name, e.runCLI(ctx, inv), stderr)
+}
+
+// leadingGlobals reads the global flags before the command's name and
+// returns the rest. code is an exit code when the flags were bad (-1:
+// none).
+func (inv *invocation) leadingGlobals(args []string) (rest []string, help bool, code int) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return args[i+1:], help, -1
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return args[i:], help, -1
+		}
+		dashed, val, hasVal := strings.Cut(a, "=")
+		name := strings.TrimLeft(dashed, "-")
+		switch name {
+		case "h", "help":
+			help = true
+			continue
+		case "version":
+			return append([]string{"version"}, args[i+1:]...), help, -1
+		}
+		f, v, ok := lookupFlag([]flagTarget{targetOf(&inv.globals)}, name)
+		if !ok {
+			fmt.Fprintf(inv.stderr, "recall: unknown flag %s before the command; command flags go after its name (run `recall help`)\n", dashed)
+			return nil, false, ExitUsage
+		}
+		if f.Type.Kind() == reflect.Bool && !hasVal {
+			val, hasVal = "true", true
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				fmt.Fprintf(inv.stderr, "recall: %s needs a value (%s %s)\n", dashed, dashed, f.placeholder())
+				return nil, false, ExitUsage
+			}
+			i++
+			val = args[i]
+		}
+		if err := f.set(v, val); err != nil {
+			fmt.Fprintf(inv.stderr, "recall: %v\n", err)
+			return nil, false, ExitUsage
+		}
+	}
+	return nil, help, -1
+}
+
+// runGroup runs `recall models …`: a subcommand, or the group's help.
+func runGroup(ctx context.Context, inv *invocation) int {
+	group := inv.name
+	sub := ""
+	for j, a := range inv.args {
+		if !strings.HasPrefix(a, "-") {
+			sub = a
+			inv.args = append(inv.args[:j:j], inv.args[j+1:]...)
+			break
+		}
+		if a == "-h" || a == "--help" {
+			break
+		}
+	}
+	if sub == "" || sub == "help" {
+		groupUsage(inv.stdout, group)
+		return ExitOK
+	}
+	e, ok := Lookup(group + " " + sub)
+	if !ok || e.Spec().Doors&CLI == 0 {
+		var names []string
+		for _, e := range groupEntries(group) {
+			names = append(names, strings.TrimPrefix(e.Spec().Name, group+" "))
+		}
+		fmt.Fprintf(inv.stderr, "recall %s %s: unknown command %q; use %s\nrun `recall %s --help` for usage\n", group, sub, sub, strings.Join(names, ", "), group)
+		return ExitUsage
+	}
+	inv.name = group + " " + sub
+	return e.runCLI(ctx, inv)
+}
+
+// usageHint is the line after a usage error: where the help is.
+func (inv *invocation) usageHint() string {
+	name := inv.name
+	if g, _, ok := strings.Cut(name, " "); ok {
+		name = g // a group's help lists its commands and their flags
+	}
+	return fmt.Sprintf("run `recall %s --help` for usage", name)
+}
+
+// runCLI implements Entry: parse the command line into P and the
+// globals, open the engine (unless the command needs none), run, print.
+func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
+	stderr := inv.stderr
+	p := new(P)
+	g := inv.globals
+	help, err := parseFlags(inv.args, inv.getenv, targetOf(p), targetOf(&g))
+	if help {
+		commandUsage(inv.stdout, c)
+		return ExitOK
+	}
+	if err == nil && c.fixed != nil {
+		if reflect.DeepEqual(*p, *new(P)) {
+			*p = *c.fixed
+		} else {
+			err = &ParamError{Msg: c.Name + " takes no params"}
+		}
+	}
+	if err == nil {
+		err = validate(p)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recall %s: %v\n%s\n", inv.name, err, inv.usageHint())
+		return ExitUsage
+	}
+	notify := func(msg string) {
+		if !g.Quiet {
+			fmt.Fprintln(stderr, "recall:", msg)
+		}
+	}
+	env := &Env{Globals: g, Getenv: inv.getenv, Stdin: inv.stdin, Stdout: inv.stdout, Stderr: stderr,
+		NoSync: g.NoSync, Notify: notify}
+	if c.Serves {
+		env.Stdout = inv.raw
+	}
+	if !c.NoEngine {
+		logger := slog.New(slog.DiscardHandler)
+		if g.LogFile != "" {
+			f, err := os.OpenFile(g.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				fmt.Fprintf(stderr, "recall: open log file: %v\n", err)
+				return ExitUsage
+			}
+			defer f.Close()
+			logger = slog.New(slog.NewTextHandler(f, nil))
+		}
+		eng, err := engine.Open(ctx, engine.Options{DBPath: g.DB, IndexPath: g.Index, Logger: logger, NoRedact: g.NoRedact})
 		if err != nil {
-			fmt.Fprintln(stderr, "recall lsp:", err)
+			fmt.Fprintf(stderr, "recall %s: %v\n", inv.name, err)
+			return ExitFailure
+		}
+		defer eng.Close()
+		for _, n := range eng.Notices() {
+			notify(n)
+		}
+		env.Engine = eng
+	}
+	if !g.JSON && !g.Quiet && isTerminal(stderr) {
+		env.Progress = progressBar(stderr)
+		env.EmbedProgress = embedBar(stderr)
+	}
+	if !g.JSON && isTerminal(stderr) {
+		env.DownloadProgress = downloadBar(stderr)
+	}
+	result, err := c.execute(ctx, env, p)
+	if err != nil && inv.stdout.err != nil {
+		return ExitFailure // streamed output (export) failed to write: Main says so
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recall %s: %v\n", inv.name, err)
+		if IsParamError(err) {
 			return ExitUsage
 		}
-		return serve(ctx, g, other, stdin, stdout, stderr)
+		return ExitFailure
 	}
-	out := &outWriter{w: stdout}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(out)
-		return out.exit("help", ExitOK, stderr)
+	if code, ok := any(result).(Exit); ok {
+		return int(code)
 	}
-	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(out, "recall", Version)
-		return out.exit("version", ExitOK, stderr)
+	if g.JSON {
+		enc := json.NewEncoder(inv.stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(result); err != nil && inv.stdout.err == nil {
+			fmt.Fprintf(stderr, "recall %s: encode result: %v\n", inv.name, err)
+			return ExitFailure
+		}
+		return ExitOK
 	}
-	name, rest := args[0], args[1:]
-	if name == "models" {
-		return out.exit(name, modelsMain(ctx, rest, out, stderr), stderr)
+	if err := c.Print(inv.stdout, result); err != nil && inv.stdout.err == nil {
+		fmt.Fprintf(stderr, "recall %s: print result: %v\n", inv.name, err)
+		return ExitFailure
 	}
-	code := runCommand(ctx, name, rest, out, stderr)
-	return out.exit(name, code, stderr)
+	return ExitOK
 }
 
 // outWriter is stdout with its first write error kept: a command whose
@@ -94,286 +284,6 @@ func (o *outWriter) exit(name string, code int, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "recall %s: write output: %v\n", name, o.err)
 	return ExitFailure
-}
-
-// runCommand runs one table command; errors writing stdout are left to Main.
-func runCommand(ctx context.Context, name string, rest []string, stdout *outWriter, stderr io.Writer) int {
-	c, ok := Lookup(name)
-	if !ok || c.Doors&CLI == 0 {
-		fmt.Fprintf(stderr, "recall: unknown command %q; run `recall help` for the list\n", name)
-		return ExitUsage
-	}
-	p := c.NewParams()
-	g, help, err := parseCLI(c, p, rest)
-	if help {
-		commandUsage(stdout, c)
-		return ExitOK
-	}
-	if err == nil {
-		err = p.Validate()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "recall %s: %v\n", name, err)
-		fmt.Fprintf(stderr, "run `recall %s --help` for usage\n", name)
-		return ExitUsage
-	}
-	logger := slog.New(slog.DiscardHandler)
-	if g.LogFile != "" {
-		f, err := os.OpenFile(g.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "recall: open log file: %v\n", err)
-			return ExitUsage
-		}
-		defer f.Close()
-		logger = slog.New(slog.NewTextHandler(f, nil))
-	}
-	eng, err := engine.Open(ctx, engine.Options{DBPath: g.DB, IndexPath: g.Index, Logger: logger, NoRedact: g.NoRedact})
-	if err != nil {
-		fmt.Fprintf(stderr, "recall %s: %v\n", name, err)
-		return ExitFailure
-	}
-	defer eng.Close()
-	notify := func(msg string) {
-		if !g.Quiet {
-			fmt.Fprintln(stderr, "recall:", msg)
-		}
-	}
-	for _, n := range eng.Notices() {
-		notify(n)
-	}
-	env := &Env{Engine: eng, Notify: notify, Stdout: stdout}
-	if !g.JSON && !g.Quiet && isTerminal(stderr) {
-		env.Progress = progressBar(stderr)
-		env.EmbedProgress = embedBar(stderr)
-	}
-	result, err := Execute(ctx, env, c, p, g.NoSync)
-	if err != nil && stdout.err != nil {
-		return ExitFailure // streamed output (export) failed to write: Main says so
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "recall %s: %v\n", name, err)
-		if IsParamError(err) {
-			return ExitUsage
-		}
-		return ExitFailure
-	}
-	if sr, ok := result.(engine.SearchResult); ok {
-		for _, n := range sr.Notices {
-			notify(n)
-		}
-	}
-	if sr, ok := result.(engine.SyncResult); ok {
-		for _, n := range append(sr.Notices, sr.LockNotice()) {
-			if n != "" {
-				notify(n)
-			}
-		}
-	}
-	if g.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(result); err != nil && stdout.err == nil {
-			fmt.Fprintf(stderr, "recall %s: encode result: %v\n", name, err)
-			return ExitFailure
-		}
-		return ExitOK
-	}
-	if err := c.Print(stdout, result); err != nil && stdout.err == nil {
-		fmt.Fprintf(stderr, "recall %s: print result: %v\n", name, err)
-		return ExitFailure
-	}
-	return ExitOK
-}
-
-var globalFlags = []struct{ name, help string }{
-	{"db", "OpenCode database or data dir (default: like OpenCode: OPENCODE_DB, $XDG_DATA_HOME/opencode/opencode.db)"},
-	{"index", "Recall's index file (default: under $XDG_DATA_HOME/recall/index/)"},
-	{"json", "print the result as one JSON object"},
-	{"no-sync", "answer from the index as it is, without syncing first"},
-	{"log-file", "write logs to this file"},
-	{"quiet", "no notices on stderr"},
-	{"no-redact", "show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"},
-}
-
-// setGlobal applies a global flag; ok is false for other flags.
-func setGlobal(g *Globals, name string, value func() (string, error)) (bool, error) {
-	var err error
-	switch name {
-	case "db":
-		g.DB, err = value()
-	case "index":
-		g.Index, err = value()
-	case "log-file", "logfile":
-		g.LogFile, err = value()
-	case "json":
-		g.JSON = true
-	case "no-sync":
-		g.NoSync = true
-	case "quiet", "q":
-		g.Quiet = true
-	case "no-redact":
-		g.NoRedact = true
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
-// parseCLI reads global flags, the command's flags and its positional
-// arguments, in any order; `--` ends the flags.
-func parseCLI(c *Command, p Params, args []string) (Globals, bool, error) {
-	var g Globals
-	fields := fieldsOf(p)
-	byFlag := map[string]field{}
-	for _, f := range fields {
-		if f.flag != "" {
-			byFlag[f.flag] = f
-		}
-	}
-	var positional []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			positional = append(positional, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			positional = append(positional, a)
-			continue
-		}
-		name := strings.TrimLeft(a, "-")
-		val, hasVal := "", false
-		if k, v, ok := strings.Cut(name, "="); ok {
-			name, val, hasVal = k, v, true
-		}
-		if name == "h" || name == "help" {
-			return g, true, nil
-		}
-		next := func() (string, error) {
-			v, err := FlagValue(args, &i, name, val, hasVal)
-			if err != nil {
-				return "", &ParamError{Field: name, Msg: "needs a value"}
-			}
-			return v, nil
-		}
-		if ok, err := setGlobal(&g, name, next); ok {
-			if err != nil {
-				return g, false, err
-			}
-			continue
-		}
-		f, ok := byFlag[name]
-		if !ok {
-			return g, false, &ParamError{Msg: fmt.Sprintf("unknown flag --%s", name)}
-		}
-		if f.kind.String() == "bool" && !hasVal {
-			val, hasVal = "true", true
-		}
-		v, err := next()
-		if err != nil {
-			return g, false, err
-		}
-		if err := setField(p, f, v); err != nil {
-			return g, false, err
-		}
-	}
-	// Positional arguments fill arg:"1", arg:"2", then arg:"rest".
-	n := 0
-	for _, f := range fields {
-		switch f.arg {
-		case "1", "2":
-			if n < len(positional) {
-				if err := setField(p, f, positional[n]); err != nil {
-					return g, false, err
-				}
-				n++
-			}
-		case "rest":
-			if n < len(positional) {
-				if err := setField(p, f, strings.Join(positional[n:], " ")); err != nil {
-					return g, false, err
-				}
-				n = len(positional)
-			}
-		}
-	}
-	if n < len(positional) {
-		return g, false, &ParamError{Msg: fmt.Sprintf("unexpected argument %q", positional[n])}
-	}
-	return g, false, nil
-}
-
-func parseGlobalsOnly(args []string) (Globals, []string, error) {
-	var g Globals
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		name := strings.TrimLeft(args[i], "-")
-		val, hasVal := "", false
-		if k, v, ok := strings.Cut(name, "="); ok {
-			name, val, hasVal = k, v, true
-		}
-		next := func() (string, error) { return FlagValue(args, &i, name, val, hasVal) }
-		ok, err := setGlobal(&g, name, next)
-		if err != nil {
-			return g, nil, err
-		}
-		if !ok {
-			rest = append(rest, args[i])
-		}
-	}
-	return g, rest, nil
-}
-
-// FlagValue is the value of the flag at args[*i]: the part after "=" when
-// there was one, else the next argument (advancing *i). Every door's flag
-// parser reads values through it.
-func FlagValue(args []string, i *int, name, val string, hasVal bool) (string, error) {
-	if hasVal {
-		return val, nil
-	}
-	if *i+1 >= len(args) {
-		return "", fmt.Errorf("--%s needs a value", name)
-	}
-	*i++
-	return args[*i], nil
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "recall %s: search and read your past OpenCode sessions\n\nusage: recall COMMAND [flags] [args]\n\ncommands:\n", Version)
-	for _, c := range All() {
-		if c.Doors&CLI != 0 {
-			fmt.Fprintf(w, "  %-9s %s\n", c.Name, c.Summary)
-		}
-	}
-	fmt.Fprintf(w, "  %-9s %s\n  %-9s %s\n", "models", "list, pull or import the local embedding model", "lsp", "serve the engine over the Language Server Protocol on stdio")
-	fmt.Fprintln(w, "\nglobal flags:")
-	for _, f := range globalFlags {
-		fmt.Fprintf(w, "  --%-9s %s\n", f.name, f.help)
-	}
-	fmt.Fprintln(w, "\nrun `recall COMMAND --help` for a command's flags")
-}
-
-func commandUsage(w io.Writer, c *Command) {
-	p := c.NewParams()
-	var args []string
-	for _, f := range fieldsOf(p) {
-		switch f.arg {
-		case "1", "2":
-			args = append(args, strings.ToUpper(f.json))
-		case "rest":
-			args = append(args, "["+strings.ToUpper(f.json)+"...]")
-		}
-	}
-	fmt.Fprintf(w, "usage: recall %s [flags] %s\n\n%s\n\nflags:\n", c.Name, strings.Join(args, " "), c.Summary)
-	for _, f := range fieldsOf(p) {
-		if f.flag != "" {
-			fmt.Fprintf(w, "  --%-16s %s\n", f.flag, f.help)
-		}
-		if f.arg != "" {
-			fmt.Fprintf(w, "  %-18s %s\n", strings.ToUpper(f.json), f.help)
-		}
-	}
-	fmt.Fprintln(w, "\nglobal flags: --db PATH --index PATH --json --no-sync --no-redact --log-file PATH --quiet")
 }
 
 func isTerminal(w io.Writer) bool {

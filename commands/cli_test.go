@@ -30,7 +30,7 @@ type run struct {
 func cli(t *testing.T, args ...string) run {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(args, nil, &out, &errb, nil)
+	code := Main(args, nil, &out, &errb)
 	return run{code, out.String(), errb.String()}
 }
 
@@ -152,40 +152,48 @@ func TestQueriesNeverBreakFTS(t *testing.T) {
 
 func TestDecodeParams(t *testing.T) {
 	c, _ := Lookup("search")
-	if _, err := DecodeParams(c, []byte(`{"query":"x","limt":3}`)); !IsParamError(err) || !strings.Contains(err.Error(), "limt") || !strings.Contains(err.Error(), "limit") {
+	if _, err := c.Decode([]byte(`{"query":"x","limt":3}`)); !IsParamError(err) || !strings.Contains(err.Error(), "limt") || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("unknown field: %v", err)
 	}
-	if _, err := DecodeParams(c, []byte(`{"query":"x","limit":"3"}`)); !IsParamError(err) || !strings.Contains(err.Error(), "limit") {
+	if _, err := c.Decode([]byte(`{"query":"x","limit":"3"}`)); !IsParamError(err) || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("wrong type: %v", err)
 	}
-	if _, err := DecodeParams(c, []byte(`[1,2]`)); !IsParamError(err) {
+	if _, err := c.Decode([]byte(`[1,2]`)); !IsParamError(err) {
 		t.Errorf("array params: %v", err)
 	}
-	p, err := DecodeParams(c, nil)
-	if err != nil || p.(*SearchParams).Query != "" {
+	p, err := Search.decode(nil)
+	if err != nil || p.Query != "" {
 		t.Errorf("empty params: %v", err)
 	}
 }
 
-// The table, the CLI help and the README never drift apart.
+// The table, the CLI help and the reference docs never drift apart: every
+// CLI command and flag is in docs/commands.md (lsp's flags in
+// docs/wire.md), every field has help.
 func TestTableDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var docs strings.Builder
+	for _, name := range []string{"commands.md", "wire.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.Write(b)
 	}
+	doc := docs.String()
 	for _, c := range All() {
-		if c.Summary == "" || c.Print == nil || c.Run == nil {
-			t.Errorf("%s: incomplete table entry", c.Name)
+		spec := c.Spec()
+		if spec.Summary == "" {
+			t.Errorf("%s: no summary", spec.Name)
 		}
-		if c.Doors&CLI != 0 && !strings.Contains(string(readme), "recall "+c.Name) {
-			t.Errorf("README does not document `recall %s`", c.Name)
+		if spec.Doors&CLI != 0 && !strings.Contains(doc, "recall "+spec.Name) {
+			t.Errorf("docs/commands.md does not document `recall %s`", spec.Name)
 		}
-		for _, f := range fieldsOf(c.NewParams()) {
-			if f.help == "" {
-				t.Errorf("%s.%s has no help", c.Name, f.json)
+		for _, f := range c.Fields() {
+			if f.Help == "" && (f.Flag != "" || f.Arg != "") {
+				t.Errorf("%s.%s has no help", spec.Name, f.JSON)
 			}
-			if f.flag != "" && c.Doors&CLI != 0 && !strings.Contains(string(readme), "--"+f.flag) && f.flag != "o" {
-				t.Errorf("README does not mention %s --%s", c.Name, f.flag)
+			if f.Flag != "" && spec.Doors&CLI != 0 && !strings.Contains(doc, f.FlagName()) {
+				t.Errorf("docs/commands.md does not mention %s %s", spec.Name, f.FlagName())
 			}
 		}
 	}

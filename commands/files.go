@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // FilesParams are the params of `files`.
@@ -25,28 +26,24 @@ func (p *FilesParams) Validate() error {
 	return checkRange("limit", p.Limit, 1, engine.MaxFileSessionsLimit)
 }
 
-func init() {
-	register(&Command{
-		Name:      "files",
-		Summary:   "the past sessions that read, edited or patched a file",
-		Doors:     CLI | Server,
-		Sync:      true,
-		NewParams: func() Params { return &FilesParams{} },
-		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			fp := p.(*FilesParams)
-			return env.Engine.FileSessions(ctx, fp.Path, fp.Limit)
-		},
-		Print: func(w io.Writer, result any) error {
-			res := result.(engine.FileSessionsResult)
-			if res.Total == 0 {
-				_, err := fmt.Fprintf(w, "no past session touched %s\n", res.Path)
-				return err
-			}
-			fmt.Fprintf(w, "%d past sessions touched %s\n", res.Total, res.Path)
-			for _, s := range res.Sessions {
-				fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, s.Directory, shortTime(s.Updated))
-			}
-			return nil
-		},
-	})
-}
+// Files is `files`: the past sessions that touched a file.
+var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
+	Name:    "files",
+	Summary: "the past sessions that read, edited or patched a file",
+	Doors:   CLI | Server,
+	Sync:    true,
+	Run: func(ctx context.Context, env *Env, p *FilesParams) (engine.FileSessionsResult, error) {
+		return env.Engine.FileSessions(ctx, p.Path, p.Limit)
+	},
+	Print: func(w io.Writer, res engine.FileSessionsResult) error {
+		if res.Total == 0 {
+			_, err := fmt.Fprintf(w, "no past session touched %s\n", res.Path)
+			return err
+		}
+		fmt.Fprintf(w, "%d past sessions touched %s\n", res.Total, res.Path)
+		for _, s := range res.Sessions {
+			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, s.Directory, render.ShortTime(s.Updated))
+		}
+		return nil
+	},
+})

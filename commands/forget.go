@@ -24,29 +24,25 @@ func (p *ForgetParams) Validate() error {
 	return nil
 }
 
-func init() {
-	register(&Command{
-		Name:      "forget",
-		Summary:   "drop a session from Recall's index for good (OpenCode's own history is not touched)",
-		Doors:     CLI | Server, // writes only Recall's own index
-		Sync:      true,
-		NewParams: func() Params { return &ForgetParams{} },
-		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			id := p.(*ForgetParams).Session
-			res, err := env.Engine.Forget(ctx, id)
-			if errors.Is(err, engine.ErrUnknownID) {
-				// Bad input, not a failure: exit 2, -32602.
-				return nil, &ParamError{Field: "session", Msg: fmt.Sprintf("%q is not in the index (a typo, or forgotten already); run `recall sessions` to list session ids", clipText(id, 80))}
-			}
-			return res, err
-		},
-		Print: func(w io.Writer, result any) error {
-			r := result.(engine.ForgetResult)
-			_, err := fmt.Fprintf(w, "forgot %s; it stays in OpenCode but Recall will not index it again\n", strings.Join(r.Forgotten, ", "))
-			return err
-		},
-	})
-}
+// Forget is `forget`: drop a session from Recall's index for good.
+var Forget = Register(&Command[ForgetParams, engine.ForgetResult]{
+	Name:    "forget",
+	Summary: "drop a session from Recall's index for good (OpenCode's own history is not touched)",
+	Doors:   CLI | Server, // writes only Recall's own index
+	Sync:    true,
+	Run: func(ctx context.Context, env *Env, p *ForgetParams) (engine.ForgetResult, error) {
+		res, err := env.Engine.Forget(ctx, p.Session)
+		if errors.Is(err, engine.ErrUnknownID) {
+			// Bad input, not a failure: exit 2, -32602.
+			return res, &ParamError{Field: "session", Msg: fmt.Sprintf("%q is not in the index (a typo, or forgotten already); run `recall sessions` to list session ids", clipText(p.Session, 80))}
+		}
+		return res, err
+	},
+	Print: func(w io.Writer, r engine.ForgetResult) error {
+		_, err := fmt.Fprintf(w, "forgot %s; it stays in OpenCode but Recall will not index it again\n", strings.Join(r.Forgotten, ", "))
+		return err
+	},
+})
 
 // clipText cuts s to at most n bytes on a rune boundary, for messages that
 // quote input.

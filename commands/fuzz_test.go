@@ -14,12 +14,12 @@ func FuzzDecodeParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		for _, c := range All() {
-			p, err := DecodeParams(c, []byte(raw))
+			call, err := c.Decode([]byte(raw))
 			if err != nil && !IsParamError(err) {
-				t.Fatalf("%s %q: not a ParamError: %v", c.Name, raw, err)
+				t.Fatalf("%s %q: not a ParamError: %v", c.Spec().Name, raw, err)
 			}
-			if err == nil && p == nil {
-				t.Fatalf("%s %q: nil params without error", c.Name, raw)
+			if err == nil && call.run == nil {
+				t.Fatalf("%s %q: no call without error", c.Spec().Name, raw)
 			}
 		}
 	})

@@ -24,12 +24,12 @@ func TestForgetUnknownSession(t *testing.T) {
 		t.Errorf("forget ses_nope: exit %d, stderr %q; want exit 2 naming the session and `recall sessions`", r.code, r.stderr)
 	}
 	c, _ := Lookup("forget")
-	p, err := DecodeParams(c, json.RawMessage(`{"session":"ses_nope"}`))
+	call, err := c.Decode(json.RawMessage(`{"session":"ses_nope"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	eng := openEngine(t, db, ix)
-	if _, err := Execute(t.Context(), &Env{Engine: eng}, c, p, false); !IsParamError(err) {
+	if _, err := call.Run(t.Context(), &Env{Engine: eng}); !IsParamError(err) {
 		t.Errorf("forget ses_nope through the table: %v, want a ParamError", err)
 	}
 }
@@ -68,7 +68,7 @@ func TestQueryTooLong(t *testing.T) {
 		c, _ := Lookup(name)
 		field := map[string]string{"search": "query", "sessions": "filter"}[name]
 		raw, _ := json.Marshal(map[string]string{field: huge})
-		if _, err := DecodeParams(c, raw); !IsParamError(err) || !strings.Contains(err.Error(), field) {
+		if _, err := c.Decode(raw); !IsParamError(err) || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s with a 50 MiB %s over JSON: %v, want a ParamError naming it", name, field, err)
 		}
 	}
@@ -246,7 +246,7 @@ func TestStdoutWriteErrors(t *testing.T) {
 		{"files", "/nowhere"}, {"sync"}, {"version"}, {"help"},
 	} {
 		var stderr bytes.Buffer
-		code := Main(append(args, "--db", db, "--index", ix), nil, full, &stderr, nil)
+		code := Main(append(args, "--db", db, "--index", ix), nil, full, &stderr)
 		want := "recall " + args[0] + ": write output:"
 		if code != ExitFailure || !strings.Contains(stderr.String(), want) {
 			t.Errorf("%v > /dev/full: exit %d, stderr %q; want exit 1 and %q", args, code, stderr.String(), want)

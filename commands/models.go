@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +13,9 @@ import (
 )
 
 // `recall models` manages the local embedding models (engine/embed's
-// Store). It needs no history or index, so it lives beside the command
-// table rather than in it, and no server door reaches it: pulls write
-// hundreds of megabytes and belong to the user's terminal.
+// Store). Its commands need no history or index, and no server door
+// reaches them: pulls write hundreds of megabytes and belong to the user's
+// terminal.
 
 // ModelInfo is one installed model as `models list --json` prints it.
 type ModelInfo struct {
@@ -37,139 +36,97 @@ type ModelList struct {
 	Models []ModelInfo `json:"models"`
 }
 
-const modelsUsage = `usage: recall models COMMAND [flags]
+func init() {
+	registerGroup("models", "list, pull or import the local embedding model")
+	groupDetails["models"] = "pull downloads " + embed.DefaultModel + " at its pinned revision\n" +
+		"unless you name another (HF_ENDPOINT and HF_TOKEN are honoured). Models live in\n" +
+		"$XDG_DATA_HOME/recall/models; nothing is downloaded unless you run pull. After\n" +
+		"installing, `recall sync --embed` embeds your history."
+}
 
-commands:
-  list                     the installed embedding models (--json)
-  pull [NAME]              download a model from Hugging Face and install it
-                           (default ` + embed.DefaultModel + ` at its pinned revision;
-                           --revision REV, --force; HF_ENDPOINT and HF_TOKEN are honoured)
-  import DIR [--name NAME] install a Hugging Face snapshot folder already on disk
+// ModelsListParams: models list takes none.
+type ModelsListParams struct{}
 
-Models live in $XDG_DATA_HOME/recall/models. Nothing is downloaded unless you
-run pull. After installing, ` + "`recall sync --embed`" + ` embeds your history.
-`
+// Validate checks nothing.
+func (*ModelsListParams) Validate() error { return nil }
 
-// modelsMain is `recall models`.
-func modelsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stdout, modelsUsage)
-		return ExitOK
+// ModelsPullParams are the params of `models pull`.
+type ModelsPullParams struct {
+	Name     string `json:"name,omitempty" arg:"1" meta:"[NAME]" help:"the Hugging Face model, ORG/NAME (default: the one search is tuned for, at its pinned revision)"`
+	Revision string `json:"revision,omitempty" flag:"revision" meta:"REV" help:"the revision to download (HF_ENDPOINT and HF_TOKEN are honoured)"`
+	Force    bool   `json:"force,omitempty" flag:"force" help:"download again over an installed copy"`
+}
+
+// Validate checks nothing.
+func (*ModelsPullParams) Validate() error { return nil }
+
+// ModelsImportParams are the params of `models import`.
+type ModelsImportParams struct {
+	Dir  string `json:"dir" arg:"1" meta:"DIR" help:"a Hugging Face snapshot folder already on disk"`
+	Name string `json:"name,omitempty" flag:"name" meta:"NAME" help:"the name to install it under (default: from its config)"`
+}
+
+// Validate checks that a folder was given.
+func (p *ModelsImportParams) Validate() error {
+	if p.Dir == "" {
+		return &ParamError{Msg: "needs the snapshot folder: recall models import DIR [--name NAME]"}
 	}
-	sub, rest := args[0], args[1:]
-	var f modelFlags
-	if err := f.parse(rest); err != nil {
-		fmt.Fprintf(stderr, "recall models %s: %v\nrun `recall models --help` for usage\n", sub, err)
-		return ExitUsage
+	return nil
+}
+
+func modelStore(env *Env) embed.Store {
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	if f.help {
-		fmt.Fprint(stdout, modelsUsage)
-		return ExitOK
-	}
-	store := embed.Store{Dir: engine.ModelDir(os.Getenv)}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "recall models %s: %v\n", sub, err)
-		return ExitFailure
-	}
-	usageErr := func(msg string) int {
-		fmt.Fprintf(stderr, "recall models %s: %s\nrun `recall models --help` for usage\n", sub, msg)
-		return ExitUsage
-	}
-	switch sub {
-	case "list":
-		if len(f.args) > 0 {
-			return usageErr(fmt.Sprintf("unexpected argument %q", f.args[0]))
-		}
-		list, err := listModels(store)
-		if err != nil {
-			return fail(err)
-		}
-		if f.json {
-			return writeJSON(stdout, stderr, list)
-		}
+	return embed.Store{Dir: engine.ModelDir(getenv)}
+}
+
+// ModelsList is `models list`.
+var ModelsList = Register(&Command[ModelsListParams, ModelList]{
+	Name: "models list", Summary: "the installed embedding models (* marks the one search uses)",
+	Doors: CLI, NoEngine: true,
+	Run: func(_ context.Context, env *Env, _ *ModelsListParams) (ModelList, error) {
+		return listModels(modelStore(env))
+	},
+	Print: func(w io.Writer, list ModelList) error {
 		if len(list.Models) == 0 {
-			fmt.Fprintf(stdout, "no models installed in %s\nrun `recall models pull` (downloads %s) or `recall models import DIR`\n", list.Dir, embed.DefaultModel)
-			return ExitOK
+			_, err := fmt.Fprintf(w, "no models installed in %s\nrun `recall models pull` (downloads %s) or `recall models import DIR`\n", list.Dir, embed.DefaultModel)
+			return err
 		}
 		for _, m := range list.Models {
 			mark := " "
 			if m.Default {
 				mark = "*"
 			}
-			fmt.Fprintf(stdout, "%s %s@%s  %d dims, %s pooling, %d tokens  %s\n", mark, m.Name, shortRev(m.Revision), m.Dims, m.Pooling, m.MaxTokens, m.Dir)
+			fmt.Fprintf(w, "%s %s@%s  %d dims, %s pooling, %d tokens  %s\n", mark, m.Name, shortRev(m.Revision), m.Dims, m.Pooling, m.MaxTokens, m.Dir)
 		}
-		return ExitOK
-	case "pull":
-		if len(f.args) > 1 {
-			return usageErr(fmt.Sprintf("unexpected argument %q", f.args[1]))
-		}
-		name := ""
-		if len(f.args) == 1 {
-			name = f.args[0]
-		}
-		opts := embed.PullOptions{Revision: f.revision, Force: f.force}
-		if !f.json && isTerminal(stderr) {
-			opts.Progress = downloadBar(stderr)
-		}
-		man, err := store.Pull(ctx, name, opts)
-		if err != nil {
-			return fail(err)
-		}
-		return reportInstall(stdout, stderr, f.json, man)
-	case "import":
-		if len(f.args) != 1 {
-			return usageErr("needs the snapshot folder: recall models import DIR [--name NAME]")
-		}
-		man, err := store.Import(ctx, f.args[0], f.name)
-		if err != nil {
-			return fail(err)
-		}
-		return reportInstall(stdout, stderr, f.json, man)
-	}
-	return usageErr(fmt.Sprintf("unknown command %q; use list, pull or import", sub))
-}
+		return nil
+	},
+})
 
-type modelFlags struct {
-	json, force, help bool
-	name, revision    string
-	args              []string
-}
+// ModelsPull is `models pull`.
+var ModelsPull = Register(&Command[ModelsPullParams, ModelInfo]{
+	Name: "models pull", Summary: "download a model from Hugging Face and install it",
+	Doors: CLI, NoEngine: true,
+	Run: func(ctx context.Context, env *Env, p *ModelsPullParams) (ModelInfo, error) {
+		opts := embed.PullOptions{Revision: p.Revision, Force: p.Force, Progress: env.DownloadProgress}
+		man, err := modelStore(env).Pull(ctx, p.Name, opts)
+		return installed(man), err
+	},
+	Print: printInstalled,
+})
 
-func (f *modelFlags) parse(args []string) error {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			f.args = append(f.args, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			f.args = append(f.args, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		value := func() (string, error) { return FlagValue(args, &i, name, val, hasVal) }
-		var err error
-		switch name {
-		case "json":
-			f.json = true
-		case "force":
-			f.force = true
-		case "h", "help":
-			f.help = true
-		case "name":
-			f.name, err = value()
-		case "revision":
-			f.revision, err = value()
-		case "quiet", "q":
-		default:
-			return fmt.Errorf("unknown flag --%s", name)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// ModelsImport is `models import`.
+var ModelsImport = Register(&Command[ModelsImportParams, ModelInfo]{
+	Name: "models import", Summary: "install a Hugging Face snapshot folder already on disk",
+	Doors: CLI, NoEngine: true,
+	Run: func(ctx context.Context, env *Env, p *ModelsImportParams) (ModelInfo, error) {
+		man, err := modelStore(env).Import(ctx, p.Dir, p.Name)
+		return installed(man), err
+	},
+	Print: printInstalled,
+})
 
 func listModels(store embed.Store) (ModelList, error) {
 	ms, err := store.List()
@@ -193,24 +150,14 @@ func listModels(store embed.Store) (ModelList, error) {
 	return out, nil
 }
 
-func reportInstall(stdout, stderr io.Writer, asJSON bool, m embed.Manifest) int {
-	info := ModelInfo{Name: m.Name, Revision: m.Revision, Dims: m.Dims, Pooling: m.Pooling, MaxTokens: m.MaxTokens,
+func installed(m embed.Manifest) ModelInfo {
+	return ModelInfo{Name: m.Name, Revision: m.Revision, Dims: m.Dims, Pooling: m.Pooling, MaxTokens: m.MaxTokens,
 		Installed: m.Installed, Source: m.Source, Dir: m.Dir}
-	if asJSON {
-		return writeJSON(stdout, stderr, info)
-	}
-	fmt.Fprintf(stdout, "installed %s@%s (%d dims) in %s\nrun `recall sync --embed` to embed your history\n", m.Name, shortRev(m.Revision), m.Dims, m.Dir)
-	return ExitOK
 }
 
-func writeJSON(stdout, stderr io.Writer, v any) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "recall models: write result: %v\n", err)
-		return ExitFailure
-	}
-	return ExitOK
+func printInstalled(w io.Writer, m ModelInfo) error {
+	_, err := fmt.Fprintf(w, "installed %s@%s (%d dims) in %s\nrun `recall sync --embed` to embed your history\n", m.Name, shortRev(m.Revision), m.Dims, m.Dir)
+	return err
 }
 
 func shortRev(rev string) string {

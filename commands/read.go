@@ -13,18 +13,15 @@ import (
 // ReadParams are the params of `read`.
 type ReadParams struct {
 	Cursor string `json:"cursor" arg:"1" help:"a cursor from search, sessions or a previous read"`
-	Mode   string `json:"mode,omitempty" flag:"mode" help:"around, next, prev, head, tail or full"`
+	Mode   string `json:"mode,omitempty" flag:"mode" meta:"MODE" enum:"readMode" help:"which window (default around a hit)"`
 	Limit  int    `json:"limit,omitempty" flag:"limit" help:"messages in the window (default 12, max 50; full: max 500)"`
-	Format string `json:"format,omitempty" flag:"format" help:"chatml (default), markdown or json"`
+	Format string `json:"format,omitempty" flag:"format" meta:"FORMAT" enum:"readFormat" help:"how to print it (default chatml)"`
 }
 
 // Validate checks the params.
 func (p *ReadParams) Validate() error {
 	if p.Cursor == "" {
 		return &ParamError{Field: "cursor", Msg: "is required; pass the cursor field of a search hit or session"}
-	}
-	if err := checkEnum("mode", p.Mode, "around", "next", "prev", "head", "tail", "full"); err != nil {
-		return err
 	}
 	max := engine.MaxReadLimit
 	if p.Mode == "full" {
@@ -33,32 +30,25 @@ func (p *ReadParams) Validate() error {
 	if p.Limit < 0 {
 		return &ParamError{Field: "limit", Msg: "must be positive"}
 	}
-	if err := checkRange("limit", p.Limit, 1, max); err != nil {
-		return err
-	}
-	return checkEnum("format", p.Format, "chatml", "markdown", "json")
+	return checkRange("limit", p.Limit, 1, max)
 }
 
-func init() {
-	register(&Command{
-		Name:      "read",
-		Summary:   "a bounded window of a session around a cursor, as ChatML, markdown or JSON",
-		Doors:     CLI | Server,
-		Sync:      true,
-		NewParams: func() Params { return &ReadParams{} },
-		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			rp := p.(*ReadParams)
-			return env.Engine.Read(ctx, engine.ReadParams{Cursor: rp.Cursor, Mode: engine.ReadMode(rp.Mode), Limit: rp.Limit, Format: render.Format(rp.Format)})
-		},
-		Print: func(w io.Writer, result any) error {
-			res := result.(engine.ReadResult)
-			if res.Format == "json" {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res.Messages)
-			}
-			_, err := fmt.Fprint(w, res.Text)
-			return err
-		},
-	})
-}
+// Read is `read`: a bounded window of a session around a cursor.
+var Read = Register(&Command[ReadParams, engine.ReadResult]{
+	Name:    "read",
+	Summary: "a bounded window of a session around a cursor, as ChatML, markdown or JSON",
+	Doors:   CLI | Server,
+	Sync:    true,
+	Run: func(ctx context.Context, env *Env, p *ReadParams) (engine.ReadResult, error) {
+		return env.Engine.Read(ctx, engine.ReadParams{Cursor: p.Cursor, Mode: engine.ReadMode(p.Mode), Limit: p.Limit, Format: render.Format(p.Format)})
+	},
+	Print: func(w io.Writer, res engine.ReadResult) error {
+		if res.Format == "json" {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res.Messages)
+		}
+		_, err := fmt.Fprint(w, res.Text)
+		return err
+	},
+})

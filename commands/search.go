@@ -9,28 +9,30 @@ import (
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/query"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // SearchParams are the params of `search` (CLI flags, JSON-RPC fields).
 type SearchParams struct {
 	Query          string `json:"query" arg:"rest" help:"what to look for; \"phrases\" and -exclusions work; empty lists recent activity"`
 	Limit          int    `json:"limit,omitempty" flag:"limit" help:"hits to return (1-200, default 10)"`
-	Directory      string `json:"directory,omitempty" flag:"directory" help:"only sessions under this directory"`
-	After          string `json:"after,omitempty" flag:"after" help:"only after this time (2026-11-01, 2d, 3h, yesterday)"`
-	Before         string `json:"before,omitempty" flag:"before" help:"only before this time"`
-	Role           string `json:"role,omitempty" flag:"role" help:"user or assistant"`
-	Kind           string `json:"kind,omitempty" flag:"kind" help:"comma list of text, reasoning, tool, output, patch, subtask, file, title, summary"`
-	Tool           string `json:"tool,omitempty" flag:"tool" help:"comma list of tool names (bash, edit, read, ...)"`
-	Session        string `json:"session,omitempty" flag:"session" help:"only this session and its subagents"`
-	ExcludeSession string `json:"excludeSession,omitempty" flag:"exclude-session" help:"leave out this session and its subagent family"`
-	Mode           string `json:"mode,omitempty" flag:"mode" help:"auto, lexical, semantic or hybrid"`
-	Group          string `json:"group,omitempty" flag:"group" help:"session (a few hits per session, default) or none"`
+	Directory      string `json:"directory,omitempty" flag:"directory" meta:"DIR" help:"only sessions under this directory"`
+	After          string `json:"after,omitempty" flag:"after" meta:"TIME" help:"only after this time (2026-11-01, 2d, 3h, yesterday)"`
+	Before         string `json:"before,omitempty" flag:"before" meta:"TIME" help:"only before this time"`
+	Role           string `json:"role,omitempty" flag:"role" meta:"ROLE" enum:"role" help:"only messages of this role"`
+	Kind           string `json:"kind,omitempty" flag:"kind" meta:"KINDS" enum:"kind" list:"," help:"comma list of part kinds"`
+	Tool           string `json:"tool,omitempty" flag:"tool" meta:"TOOLS" help:"comma list of tool names (bash, edit, read, ...)"`
+	Session        string `json:"session,omitempty" flag:"session" meta:"ID" help:"only this session and its subagents"`
+	ExcludeSession string `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session and its subagent family"`
+	Mode           string `json:"mode,omitempty" flag:"mode" meta:"MODE" enum:"searchMode" help:"how to match (default auto)"`
+	Group          string `json:"group,omitempty" flag:"group" meta:"GROUP" enum:"group" help:"a few hits per session (session, the default) or every hit (none)"`
 	Explain        bool   `json:"explain,omitempty" flag:"explain" help:"say why each hit ranked where it did"`
 
 	after, before int64
 }
 
-// Validate checks the params.
+// Validate checks the params (roles, kinds, modes and groups are checked
+// from their enums first).
 func (p *SearchParams) Validate() error {
 	if err := checkQuerySize("query", p.Query); err != nil {
 		return err
@@ -51,24 +53,7 @@ func (p *SearchParams) Validate() error {
 	if p.Limit < 0 {
 		return &ParamError{Field: "limit", Msg: "must be positive"}
 	}
-	if err := checkEnum("role", p.Role, "user", "assistant", "system"); err != nil {
-		return err
-	}
-	for _, k := range splitList(p.Kind) {
-		ok := false
-		for _, known := range model.Kinds {
-			if k == string(known) {
-				ok = true
-			}
-		}
-		if !ok {
-			return &ParamError{Field: "kind", Msg: fmt.Sprintf("%q is not a kind; use %s", k, kindList())}
-		}
-	}
-	if err := checkEnum("mode", p.Mode, "auto", "lexical", "semantic", "hybrid"); err != nil {
-		return err
-	}
-	return checkEnum("group", p.Group, "session", "none")
+	return nil
 }
 
 // checkQuerySize refuses text over engine.MaxQueryBytes before anything
@@ -78,14 +63,6 @@ func checkQuerySize(field, s string) error {
 		return &ParamError{Field: field, Msg: fmt.Sprintf("is %d bytes, over the %d KiB limit; search for a distinctive line of it instead", len(s), engine.MaxQueryBytes>>10)}
 	}
 	return nil
-}
-
-func kindList() string {
-	var s []string
-	for _, k := range model.Kinds {
-		s = append(s, string(k))
-	}
-	return strings.Join(s, ", ")
 }
 
 // engineParams converts the validated wire params to the engine's search,
@@ -103,22 +80,30 @@ func (p *SearchParams) engineParams() engine.SearchParams {
 		Group: query.Group(p.Group), Explain: p.Explain}
 }
 
-func init() {
-	register(&Command{
-		Name:      "search",
-		Summary:   "ranked search over every session: prompts, answers, reasoning, tool calls and outputs",
-		Doors:     CLI | Server,
-		Sync:      true,
-		NewParams: func() Params { return &SearchParams{} },
-		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			return env.Engine.Search(ctx, p.(*SearchParams).engineParams())
-		},
-		Print: printSearch,
-	})
-}
+// Search is `search`: ranked hits over every session. Its notices (a
+// lexical fallback, a correction) go to Notify.
+var Search = Register(&Command[SearchParams, engine.SearchResult]{
+	Name:    "search",
+	Summary: "ranked search over every session: prompts, answers, reasoning, tool calls and outputs",
+	Doors:   CLI | Server,
+	Sync:    true,
+	Run: func(ctx context.Context, env *Env, p *SearchParams) (engine.SearchResult, error) {
+		ep := p.engineParams()
+		if ep.Filter.ExcludeSession == "" {
+			ep.Filter.ExcludeSession = env.ExcludeSession
+		}
+		res, err := env.Engine.Search(ctx, ep)
+		if err == nil {
+			for _, n := range res.Notices {
+				env.notify(n)
+			}
+		}
+		return res, err
+	},
+	Print: printSearch,
+})
 
-func printSearch(w io.Writer, result any) error {
-	res := result.(engine.SearchResult)
+func printSearch(w io.Writer, res engine.SearchResult) error {
 	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintln(w, "no matches")
 		return err
@@ -128,16 +113,9 @@ func printSearch(w io.Writer, result any) error {
 		if h.Tool != "" {
 			label += " · " + h.Tool
 		}
-		fmt.Fprintf(w, "%2d. %s  [%s]  %s\n", i+1, h.Title, label, shortTime(h.Time))
+		fmt.Fprintf(w, "%2d. %s  [%s]  %s\n", i+1, h.Title, label, render.ShortTime(h.Time))
 		fmt.Fprintf(w, "    %s\n", h.Snippet)
 		fmt.Fprintf(w, "    %s  read: recall read %s\n", h.Directory, h.Cursor)
 	}
 	return nil
-}
-
-func shortTime(t string) string {
-	if len(t) >= 16 {
-		return strings.Replace(t[:16], "T", " ", 1)
-	}
-	return t
 }

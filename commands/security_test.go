@@ -68,12 +68,12 @@ func TestExportWritesOnlyTheNamedFile(t *testing.T) {
 // Commands that write files are not reachable over JSON-RPC.
 func TestServerCannotWriteFiles(t *testing.T) {
 	for _, c := range ServerCommands() {
-		if c.Name == "export" {
+		if c.Spec().Name == "export" {
 			t.Error("export is reachable over JSON-RPC")
 		}
-		for _, f := range fieldsOf(c.NewParams()) {
-			if f.json == "output" || f.json == "file" {
-				t.Errorf("%s takes an output path over JSON-RPC", c.Name)
+		for _, f := range c.Fields() {
+			if f.JSON == "output" || f.JSON == "file" {
+				t.Errorf("%s takes an output path over JSON-RPC", c.Spec().Name)
 			}
 		}
 	}

@@ -6,17 +6,18 @@ import (
 	"io"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // SessionsParams are the params of `sessions`.
 type SessionsParams struct {
-	Filter    string `json:"filter,omitempty" flag:"filter" help:"fuzzy match on titles"`
-	Directory string `json:"directory,omitempty" flag:"directory" help:"only sessions under this directory"`
-	After     string `json:"after,omitempty" flag:"after" help:"active after this time (2026-11-01, 2d, ...)"`
-	Before    string `json:"before,omitempty" flag:"before" help:"active before this time"`
-	Parent    string `json:"parent,omitempty" flag:"parent" help:"list the subagent sessions of this session"`
+	Filter    string `json:"filter,omitempty" flag:"filter" meta:"TEXT" help:"fuzzy match on titles"`
+	Directory string `json:"directory,omitempty" flag:"directory" meta:"DIR" help:"only sessions under this directory"`
+	After     string `json:"after,omitempty" flag:"after" meta:"TIME" help:"active after this time (2026-11-01, 2d, ...)"`
+	Before    string `json:"before,omitempty" flag:"before" meta:"TIME" help:"active before this time"`
+	Parent    string `json:"parent,omitempty" flag:"parent" meta:"ID" help:"list the subagent sessions of this session"`
 	Limit     int    `json:"limit,omitempty" flag:"limit" help:"sessions per page (default 20, max 200)"`
-	Cursor    string `json:"cursor,omitempty" flag:"cursor" help:"the next field of a previous page"`
+	Cursor    string `json:"cursor,omitempty" flag:"cursor" meta:"CURSOR" help:"the next field of a previous page"`
 
 	after, before int64
 }
@@ -39,35 +40,31 @@ func (p *SessionsParams) Validate() error {
 	return checkRange("limit", p.Limit, 1, engine.MaxSessionsLimit)
 }
 
-func init() {
-	register(&Command{
-		Name:      "sessions",
-		Summary:   "recent sessions with counts, parents and subagent children",
-		Doors:     CLI | Server,
-		Sync:      true,
-		NewParams: func() Params { return &SessionsParams{} },
-		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			sp := p.(*SessionsParams)
-			return env.Engine.Sessions(ctx, engine.SessionsParams{Filter: sp.Filter, Directory: sp.Directory,
-				After: sp.after, Before: sp.before, Parent: sp.Parent, Limit: sp.Limit, Cursor: sp.Cursor})
-		},
-		Print: func(w io.Writer, result any) error {
-			res := result.(engine.SessionsResult)
-			for _, s := range res.Sessions {
-				arch := ""
-				if s.Archived {
-					arch = " (archived)"
-				}
-				fmt.Fprintf(w, "%s  %s%s\n    %s · %s · %d messages, %d turns, %d tool calls\n", s.ID, s.Title, arch,
-					s.Directory, shortTime(s.Updated), s.Messages, s.Turns, s.ToolCalls)
-				for _, c := range s.Children {
-					fmt.Fprintf(w, "    └ %s  %s\n", c.ID, c.Title)
-				}
+// Sessions is `sessions`: a page of recent sessions.
+var Sessions = Register(&Command[SessionsParams, engine.SessionsResult]{
+	Name:    "sessions",
+	Summary: "recent sessions with counts, parents and subagent children",
+	Doors:   CLI | Server,
+	Sync:    true,
+	Run: func(ctx context.Context, env *Env, p *SessionsParams) (engine.SessionsResult, error) {
+		return env.Engine.Sessions(ctx, engine.SessionsParams{Filter: p.Filter, Directory: p.Directory,
+			After: p.after, Before: p.before, Parent: p.Parent, Limit: p.Limit, Cursor: p.Cursor})
+	},
+	Print: func(w io.Writer, res engine.SessionsResult) error {
+		for _, s := range res.Sessions {
+			arch := ""
+			if s.Archived {
+				arch = " (archived)"
 			}
-			if res.Next != "" {
-				fmt.Fprintf(w, "more: recall sessions --cursor %s\n", res.Next)
+			fmt.Fprintf(w, "%s  %s%s\n    %s · %s · %d messages, %d turns, %d tool calls\n", s.ID, s.Title, arch,
+				s.Directory, render.ShortTime(s.Updated), s.Messages, s.Turns, s.ToolCalls)
+			for _, c := range s.Children {
+				fmt.Fprintf(w, "    └ %s  %s\n", c.ID, c.Title)
 			}
-			return nil
-		},
-	})
-}
+		}
+		if res.Next != "" {
+			fmt.Fprintf(w, "more: recall sessions --cursor %s\n", res.Next)
+		}
+		return nil
+	},
+})

@@ -32,8 +32,8 @@ func (*SyncParams) Validate() error { return nil }
 // ExportParams are the params of `export`.
 type ExportParams struct {
 	Session string `json:"session" arg:"1" help:"the session id (ses_...)"`
-	Format  string `json:"format,omitempty" flag:"format" help:"chatml (default), markdown or jsonl"`
-	Output  string `json:"output,omitempty" flag:"o" help:"write to this file (default: stdout)"`
+	Format  string `json:"format,omitempty" flag:"format" meta:"FORMAT" enum:"exportFormat" help:"how to write it (default chatml)"`
+	Output  string `json:"output,omitempty" flag:"o" meta:"FILE" help:"write to this file (default: stdout)"`
 }
 
 // Validate checks the params.
@@ -41,7 +41,7 @@ func (p *ExportParams) Validate() error {
 	if p.Session == "" {
 		return &ParamError{Field: "session", Msg: "is required; see `recall sessions` for ids"}
 	}
-	return checkEnum("format", p.Format, "chatml", "markdown", "jsonl")
+	return nil
 }
 
 // ExportResult says where an export went.
@@ -51,89 +51,105 @@ type ExportResult struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-func init() {
-	register(&Command{
-		Name: "status", Summary: "the history being read, its storage eras, index counts and freshness",
-		Doors: CLI | Server, Sync: true,
-		NewParams: func() Params { return &StatusParams{} },
-		Run: func(ctx context.Context, env *Env, _ Params) (any, error) {
-			return env.Engine.Status(ctx)
-		},
-		Print: func(w io.Writer, result any) error {
-			st := result.(engine.Status)
-			demo := ""
-			if st.Demo {
-				demo = " (bundled demo history)"
-			}
-			fmt.Fprintf(w, "source:   %s%s\neras:     %s\nindex:    %s (%d KiB, schema %d)\n", st.Source, demo,
-				strings.Join(st.Eras, ", "), st.Index, st.IndexBytes/1024, st.Schema)
-			fmt.Fprintf(w, "content:  %d sessions, %d messages, %d parts, %d search documents\n", st.Sessions, st.Messages, st.Parts, st.Documents)
-			lag := "up to date"
-			if st.Freshness.Stale {
-				lag = fmt.Sprintf("behind the history by %.1fs", float64(st.Freshness.LagMS)/1000)
-			}
-			fmt.Fprintf(w, "synced:   %s (%s)\n", st.Freshness.SyncedAt, lag)
-			printSemanticStatus(w, st.Semantic)
-			return nil
-		},
-	})
-	register(&Command{
-		Name: "sync", Summary: "bring the index up to date with the history (idle when nothing changed)",
-		Doors:     CLI | Server,
-		NewParams: func() Params { return &SyncParams{} },
-		Run: func(ctx context.Context, env *Env, p Params) (any, error) {
-			sp := p.(*SyncParams)
-			opts := engine.SyncOptions{Force: sp.Force, Embed: sp.Embed}
-			if env.Progress != nil {
-				opts.Progress = func(sp engine.SyncProgress) { env.Progress(sp.Done, sp.Total) }
-			}
-			if env.EmbedProgress != nil {
-				opts.EmbedProgress = func(ep engine.EmbedProgress) { env.EmbedProgress(ep.Done, ep.Total) }
-			}
-			return env.Engine.Sync(ctx, opts)
-		},
-		Print: func(w io.Writer, result any) error {
-			r := result.(engine.SyncResult)
-			var err error
-			switch {
-			case r.Idle:
-				_, err = fmt.Fprintf(w, "index up to date (%d ms)\n", r.TookMS)
-			case r.Locked:
-				_, err = fmt.Fprintf(w, "index not updated: the history is locked (%d ms)\n", r.TookMS)
-			default:
-				_, err = fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
-					r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
-			}
-			if r.Embed != nil && err == nil {
-				_, err = fmt.Fprintf(w, "embedded: %d texts, %d reused, %d/%d documents have vectors (%s, %d ms)\n",
-					r.Embed.Embedded, r.Embed.Cached, r.Embed.Done, r.Embed.Total, r.Embed.Model, r.Embed.TookMS)
-			}
-			return err
-		},
-	})
-	register(&Command{
-		Name: "export", Summary: "write a whole session as ChatML, markdown or JSON lines",
-		Doors: CLI, Sync: true, // writes files: never reachable over JSON-RPC
-		NewParams: func() Params { return &ExportParams{} },
-		Run:       runExport,
-		Print: func(w io.Writer, result any) error {
-			r := result.(ExportResult)
-			if r.Output == "" {
-				return nil
-			}
-			_, err := fmt.Fprintf(w, "wrote %s (%d bytes)\n", r.Output, r.Bytes)
-			return err
-		},
-	})
+// Status is `status`: the history, its eras, index counts and freshness.
+var Status = Register(&Command[StatusParams, engine.Status]{
+	Name: "status", Summary: "the history being read, its storage eras, index counts and freshness",
+	Doors: CLI | Server, Sync: true,
+	Run: func(ctx context.Context, env *Env, _ *StatusParams) (engine.Status, error) {
+		return env.Engine.Status(ctx)
+	},
+	Print: func(w io.Writer, st engine.Status) error {
+		demo := ""
+		if st.Demo {
+			demo = " (bundled demo history)"
+		}
+		fmt.Fprintf(w, "source:   %s%s\neras:     %s\nindex:    %s (%d KiB, schema %d)\n", st.Source, demo,
+			strings.Join(st.Eras, ", "), st.Index, st.IndexBytes/1024, st.Schema)
+		fmt.Fprintf(w, "content:  %d sessions, %d messages, %d parts, %d search documents\n", st.Sessions, st.Messages, st.Parts, st.Documents)
+		lag := "up to date"
+		if st.Freshness.Stale {
+			lag = fmt.Sprintf("behind the history by %.1fs", float64(st.Freshness.LagMS)/1000)
+		}
+		fmt.Fprintf(w, "synced:   %s (%s)\n", st.Freshness.SyncedAt, lag)
+		printSemanticStatus(w, st.Semantic)
+		return nil
+	},
+})
+
+// Sync is `sync`: bring the index up to date now. A door that shares the
+// engine (the LSP) hears of the result through Env.OnSync; without one,
+// its notices go to Notify.
+var Sync = Register(&Command[SyncParams, engine.SyncResult]{
+	Name: "sync", Summary: "bring the index up to date with the history (idle when nothing changed)",
+	Doors: CLI | Server, Syncs: true,
+	Run:   runSync,
+	Print: printSync,
+})
+
+// Reindex is sync with {force: true}, for clients' "reindex" buttons.
+var Reindex = Register(Alias(Sync, "reindex", "re-read every session of the history (sync with force)", Server, SyncParams{Force: true}))
+
+func runSync(ctx context.Context, env *Env, p *SyncParams) (engine.SyncResult, error) {
+	opts := engine.SyncOptions{Force: p.Force, Embed: p.Embed}
+	if env.Progress != nil {
+		opts.Progress = func(sp engine.SyncProgress) { env.Progress(sp.Done, sp.Total) }
+	}
+	if env.EmbedProgress != nil {
+		opts.EmbedProgress = func(ep engine.EmbedProgress) { env.EmbedProgress(ep.Done, ep.Total) }
+	}
+	res, err := env.Engine.Sync(ctx, opts)
+	if err != nil {
+		return res, err
+	}
+	if env.OnSync != nil {
+		env.OnSync(res)
+		return res, nil
+	}
+	for _, n := range append(res.Notices, res.LockNotice()) {
+		env.notify(n)
+	}
+	return res, nil
 }
+
+func printSync(w io.Writer, r engine.SyncResult) error {
+	var err error
+	switch {
+	case r.Idle:
+		_, err = fmt.Fprintf(w, "index up to date (%d ms)\n", r.TookMS)
+	case r.Locked:
+		_, err = fmt.Fprintf(w, "index not updated: the history is locked (%d ms)\n", r.TookMS)
+	default:
+		_, err = fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
+			r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
+	}
+	if r.Embed != nil && err == nil {
+		_, err = fmt.Fprintf(w, "embedded: %d texts, %d reused, %d/%d documents have vectors (%s, %d ms)\n",
+			r.Embed.Embedded, r.Embed.Cached, r.Embed.Done, r.Embed.Total, r.Embed.Model, r.Embed.TookMS)
+	}
+	return err
+}
+
+// Export is `export`: a whole session to a file or stdout. It writes
+// files, so no server door reaches it.
+var Export = Register(&Command[ExportParams, ExportResult]{
+	Name: "export", Summary: "write a whole session as ChatML, markdown or JSON lines",
+	Doors: CLI, Sync: true,
+	Run: runExport,
+	Print: func(w io.Writer, r ExportResult) error {
+		if r.Output == "" {
+			return nil
+		}
+		_, err := fmt.Fprintf(w, "wrote %s (%d bytes)\n", r.Output, r.Bytes)
+		return err
+	},
+})
 
 // runExport writes the named file only: created fresh through a temporary
 // file in the same directory and renamed, so a failed export leaves nothing
 // half-written. Only a new path or an existing regular file (or a symlink
 // to one, which is written through) is a target: a rename onto a device
 // node, a FIFO or a socket would replace it.
-func runExport(ctx context.Context, env *Env, p Params) (any, error) {
-	ep := p.(*ExportParams)
+func runExport(ctx context.Context, env *Env, ep *ExportParams) (ExportResult, error) {
 	params := engine.ExportParams{SessionID: ep.Session, Format: render.Format(ep.Format)}
 	if ep.Output == "" || ep.Output == "-" {
 		out := env.Stdout
@@ -144,7 +160,7 @@ func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 	}
 	path, err := exportTarget(engine.ExportPath(ep.Output))
 	if err != nil {
-		return nil, err
+		return ExportResult{}, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".recall-export-*")
 	if err != nil {
@@ -152,19 +168,19 @@ func runExport(ctx context.Context, env *Env, p Params) (any, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err // its path is the temporary file's, not one the user knows
 		}
-		return nil, fmt.Errorf("export to %s: cannot create a file in %s: %w", path, filepath.Dir(path), err)
+		return ExportResult{}, fmt.Errorf("export to %s: cannot create a file in %s: %w", path, filepath.Dir(path), err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := env.Engine.Export(ctx, params, tmp); err != nil {
 		tmp.Close()
-		return nil, err
+		return ExportResult{}, err
 	}
 	st, _ := tmp.Stat()
 	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("export to %s: %w", path, err)
+		return ExportResult{}, fmt.Errorf("export to %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, fmt.Errorf("export to %s: %w", path, err)
+		return ExportResult{}, fmt.Errorf("export to %s: %w", path, err)
 	}
 	return ExportResult{Session: ep.Session, Output: path, Bytes: st.Size()}, nil
 }

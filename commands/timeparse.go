@@ -55,18 +55,6 @@ func splitList(s string) []string {
 	return out
 }
 
-func checkEnum(field, val string, allowed ...string) error {
-	if val == "" {
-		return nil
-	}
-	for _, a := range allowed {
-		if val == a {
-			return nil
-		}
-	}
-	return &ParamError{Field: field, Msg: fmt.Sprintf("%q is not one of %s", val, strings.Join(allowed, ", "))}
-}
-
 func checkRange(field string, val, lo, hi int) error {
 	if val != 0 && (val < lo || val > hi) {
 		return &ParamError{Field: field, Msg: fmt.Sprintf("%d is out of range; use %d to %d", val, lo, hi)}

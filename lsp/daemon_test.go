@@ -5,20 +5,19 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/commands"
+
+	"github.com/recallhq/recall/lsp/daemon"
 )
 
 // testDaemons runs daemons in this process for forwarders under test: the
@@ -108,10 +107,10 @@ func (d *testDaemons) forwardWith(o sessionOptions) *session {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	fwConn, cliConn := net.Pipe()
-	fw := &forwarder{cfg: Config{}, getenv: d.getenv, log: d.server.Logger, spawn: d.spawn}
+	fw := &daemon.Forwarder{Getenv: d.getenv, Log: d.server.Logger, Spawn: d.spawn}
 	done := make(chan bool, 1)
 	go func() {
-		code, err := fw.run(ctx, fwConn, fwConn)
+		code, err := fw.Run(ctx, fwConn, fwConn)
 		if err != nil {
 			t.Errorf("forwarder: %v", err)
 		}
@@ -169,117 +168,33 @@ func TestDaemonSharesOneEngine(t *testing.T) {
 	}
 }
 
-// The socket is 0600 in a 0700 directory; the daemon exits once it has
-// had no connection for its idle time, removing its socket.
-func TestDaemonSocketAndIdleExit(t *testing.T) {
-	d := newTestDaemons(t, 300*time.Millisecond)
-	s := d.forward(map[string]any{"db": fixtureDB, "index": filepath.Join(t.TempDir(), "index.db")})
-	socks, _ := filepath.Glob(filepath.Join(d.runtime, "recall", "*.sock"))
-	if len(socks) != 1 {
-		t.Fatalf("sockets: %v", socks)
-	}
-	if st, err := os.Stat(socks[0]); err != nil || st.Mode().Perm() != 0o600 || st.Mode().Type() != os.ModeSocket {
-		t.Errorf("socket %s: %v %v, want a 0600 socket", socks[0], st.Mode(), err)
-	}
-	if st, err := os.Stat(filepath.Dir(socks[0])); err != nil || st.Mode().Perm() != 0o700 {
-		t.Errorf("socket dir: %v %v, want 0700", st.Mode(), err)
-	}
-	time.Sleep(600 * time.Millisecond) // a connected client keeps it alive
-	if _, err := s.call("recall/status", map[string]any{}); err != nil {
-		t.Fatalf("status while connected past the idle time: %v", err)
-	}
-	s.shutdown()
-	d.waitExited(5 * time.Second)
-	if _, err := os.Stat(socks[0]); !os.IsNotExist(err) {
-		t.Errorf("the idle daemon left its socket: %v", err)
-	}
-}
-
-// A socket file left by a killed daemon (nobody listening, lock free) is
-// replaced by a new daemon; a daemon started while one runs leaves it be.
-func TestDaemonStaleSocket(t *testing.T) {
-	d := newTestDaemons(t, time.Minute)
-	ix := filepath.Join(t.TempDir(), "index.db")
-	db, _ := filepath.Abs(fixtureDB)
-	dir, err := runtimeDir(d.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := resolveForTest(t, d, db, ix)
-	sock := filepath.Join(dir, daemonKey(res)+".sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	ln.Close() // what a SIGKILL leaves behind
-	if _, err := os.Stat(sock); err != nil {
-		t.Fatal(err)
-	}
-	s := d.forward(map[string]any{"db": db, "index": ix})
-	if _, err := s.call("recall/status", map[string]any{}); err != nil {
-		t.Fatalf("status through a replaced stale socket: %v", err)
-	}
-	if n := d.spawned.Load(); n != 1 {
-		t.Errorf("%d daemons started, want 1", n)
-	}
-	// A second daemon on the same socket sees the first one's lock.
-	errc := make(chan error, 1)
-	go func() { errc <- RunDaemon(context.Background(), DaemonConfig{Socket: sock, Idle: time.Minute}) }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Errorf("second daemon: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a second daemon kept running beside the first")
-	}
-	if _, err := s.call("recall/status", map[string]any{}); err != nil {
-		t.Fatalf("the first daemon stopped serving: %v", err)
-	}
-}
-
-// A forwarder that cannot reach a daemon hands over what it read, and the
-// in-process server serves it.
-func TestForwarderFallsBack(t *testing.T) {
-	fw := &forwarder{getenv: func(string) string { return "" }, log: slog.New(slog.DiscardHandler),
-		spawn: func(string, string) error { return os.ErrPermission }}
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{},"initializationOptions":{"db":"` + fixtureDB + `","index":"` + filepath.Join(t.TempDir(), "i.db") + `"}}}`
-	in := "Content-Length: " + strconv.Itoa(len(init)) + "\r\n\r\n" + init
-	_, err := fw.run(t.Context(), strings.NewReader(in), io.Discard)
-	var fb *errFallback
-	if !errors.As(err, &fb) || string(fb.consumed) != in {
-		t.Fatalf("fallback: %v", err)
-	}
-}
-
-func resolveForTest(t *testing.T, d *testDaemons, db, ix string) engine.Resolved {
-	t.Helper()
-	res, err := engine.Resolve(engine.Options{DBPath: db, IndexPath: ix, Getenv: d.getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 func TestServeFlags(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
-	f, err := parseServeFlags([]string{"--stdio"}, getenv)
-	if err != nil || f.noDaemon || f.daemon || f.idle != DefaultDaemonIdle {
+	parse := func(args ...string) (ServeParams, error) {
+		var p ServeParams
+		err := commands.ParseFlags(&p, args, getenv)
+		return p, err
+	}
+	f, err := parse("--stdio")
+	if err != nil || f.NoDaemon || f.Daemon || f.DaemonIdle != DefaultDaemonIdle {
 		t.Errorf("defaults: %+v %v", f, err)
 	}
 	env["RECALL_NO_DAEMON"], env["RECALL_DAEMON_IDLE"] = "1", "30s"
-	if f, err = parseServeFlags(nil, getenv); err != nil || !f.noDaemon || f.idle != 30*time.Second {
+	if f, err = parse(); err != nil || !f.NoDaemon || f.DaemonIdle != 30*time.Second {
 		t.Errorf("environment: %+v %v", f, err)
 	}
 	env = map[string]string{}
-	if f, err = parseServeFlags([]string{"--daemon", "--socket=/s.sock", "--daemon-idle", "2m"}, getenv); err != nil || !f.daemon || f.socket != "/s.sock" || f.idle != 2*time.Minute {
+	if f, err = parse("--daemon", "--socket=/s.sock", "--daemon-idle", "2m"); err != nil || !f.Daemon || f.Socket != "/s.sock" || f.DaemonIdle != 2*time.Minute {
 		t.Errorf("daemon flags: %+v %v", f, err)
 	}
 	for _, bad := range [][]string{{"--daemon"}, {"--daemon-idle", "soon"}, {"--daemon-idle", "-1s"}, {"--tcp"}} {
-		if _, err := parseServeFlags(bad, getenv); err == nil {
+		if _, err := parse(bad...); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
+	}
+	env["RECALL_DAEMON_IDLE"] = "soon"
+	if _, err := parse(); err == nil || !strings.Contains(err.Error(), "RECALL_DAEMON_IDLE") {
+		t.Errorf("a bad RECALL_DAEMON_IDLE: %v, want an error naming it", err)
 	}
 }

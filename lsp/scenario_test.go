@@ -86,13 +86,13 @@ func runScenario(t *testing.T, file string) {
 		}
 		switch verb {
 		case "initialize-result":
-			fmt.Fprintf(&got, "> initialize\n%s\n", render(initResult, nil))
+			fmt.Fprintf(&got, "> initialize\n%s\n", renderReply(initResult, nil))
 		case "notify":
 			s.notify(method, p)
 		case "call":
 			pj, _ := json.Marshal(p)
 			res, err := s.call(method, p)
-			fmt.Fprintf(&got, "> %s %s\n%s\n", method, scrubText(string(pj)), render(res, err))
+			fmt.Fprintf(&got, "> %s %s\n%s\n", method, scrubText(string(pj)), renderReply(res, err))
 			var v any
 			_ = json.Unmarshal(res, &v)
 			results[n+1] = v
@@ -160,7 +160,7 @@ func substitute(t *testing.T, v any, results map[int]any) any {
 
 // render prints a response deterministically: cursors, times, paths and
 // sizes that differ per run are scrubbed.
-func render(res json.RawMessage, err error) string {
+func renderReply(res json.RawMessage, err error) string {
 	if err != nil {
 		var we *jsonrpc2.Error
 		if errors.As(err, &we) {

@@ -1,5 +1,3 @@
-// Package lsp serves the recall engine over the Language Server Protocol:
-// decode, dispatch through package commands, encode. No ranking or SQL here.
 package lsp
 
 import (
@@ -11,102 +9,75 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/lsp/daemon"
 )
 
-// serveFlags are the flags of `recall lsp` besides the global ones.
-type serveFlags struct {
-	noDaemon bool          // --no-daemon or RECALL_NO_DAEMON=1: serve in this process
-	daemon   bool          // --daemon: be the shared daemon (started by a forwarder)
-	socket   string        // --socket: the daemon's socket
-	idle     time.Duration // --daemon-idle or RECALL_DAEMON_IDLE
+// ServeParams are the flags of `recall lsp` besides the global ones.
+type ServeParams struct {
+	Stdio      bool          `flag:"stdio" help:"speak LSP on stdin/stdout (what editor clients pass; the only client transport)"`
+	NoDaemon   bool          `flag:"no-daemon" env:"RECALL_NO_DAEMON" help:"serve in this process, not through the shared daemon"`
+	Daemon     bool          `flag:"daemon" help:"be the shared daemon (a forwarder starts it, detached)"`
+	Socket     string        `flag:"socket" meta:"PATH" help:"the daemon's Unix socket (with --daemon)"`
+	DaemonIdle time.Duration `flag:"daemon-idle" env:"RECALL_DAEMON_IDLE" help:"how long the daemon outlives its last client (default 5m)"`
 }
 
-func parseServeFlags(args []string, getenv func(string) string) (serveFlags, error) {
-	f := serveFlags{idle: DefaultDaemonIdle}
-	if v := getenv("RECALL_NO_DAEMON"); v != "" && v != "0" && v != "false" {
-		f.noDaemon = true
+// Validate checks the flags and fills in the idle default.
+func (p *ServeParams) Validate() error {
+	if p.DaemonIdle < 0 {
+		return &commands.ParamError{Field: "--daemon-idle", Msg: fmt.Sprintf("%v must be positive (want a duration such as 5m)", p.DaemonIdle)}
 	}
-	if v := getenv("RECALL_DAEMON_IDLE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return f, fmt.Errorf("RECALL_DAEMON_IDLE=%q: want a duration such as 5m", v)
-		}
-		f.idle = d
+	if p.DaemonIdle == 0 {
+		p.DaemonIdle = DefaultDaemonIdle
 	}
-	for i := 0; i < len(args); i++ {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		value := func() (string, error) { return commands.FlagValue(args, &i, name, val, hasVal) }
-		var err error
-		switch name {
-		case "stdio": // what editor clients pass; stdio is the only client transport
-		case "no-daemon":
-			f.noDaemon = true
-		case "daemon":
-			f.daemon = true
-		case "socket":
-			f.socket, err = value()
-		case "daemon-idle":
-			var v string
-			if v, err = value(); err == nil {
-				if f.idle, err = time.ParseDuration(v); err == nil && f.idle <= 0 {
-					err = errors.New("must be positive")
-				}
-				if err != nil {
-					err = fmt.Errorf("--daemon-idle %q: %v (want a duration such as 5m)", v, err)
-				}
-			}
-		default:
-			return f, fmt.Errorf("unexpected argument %q (the server speaks LSP on stdin/stdout)", args[i])
-		}
-		if err != nil {
-			return f, err
-		}
+	if p.Daemon && p.Socket == "" {
+		return &commands.ParamError{Msg: "--daemon needs --socket PATH"}
 	}
-	if f.daemon && f.socket == "" {
-		return f, errors.New("--daemon needs --socket PATH")
-	}
-	return f, nil
+	return nil
 }
 
-// Serve runs `recall lsp`. By default it forwards stdio to the shared
+// ServeCommand is `recall lsp`, in the command table like every command:
+// its flags are parsed, and its help printed, by the same code.
+var ServeCommand = commands.Register(&commands.Command[ServeParams, commands.Exit]{
+	Name:    "lsp",
+	Summary: "serve the engine over the Language Server Protocol on stdio",
+	Doors:   commands.CLI, NoEngine: true, Serves: true,
+	Run: func(ctx context.Context, env *commands.Env, p *ServeParams) (commands.Exit, error) {
+		return serve(ctx, env.Globals, p, env.Stdin, env.Stdout, env.Stderr)
+	},
+})
+
+// serve runs `recall lsp`. By default it forwards stdio to the shared
 // daemon for the client's history and index, starting the daemon when none
 // runs; with --no-daemon, or when no daemon can be reached, it serves in
 // this process. The exit code follows the spec: 0 after shutdown+exit, 1
 // when the client left without shutdown.
-func Serve(ctx context.Context, g commands.Globals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags, err := parseServeFlags(args, os.Getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "recall lsp: %v\n", err)
-		return commands.ExitUsage
-	}
+func serve(ctx context.Context, g commands.Globals, flags *ServeParams, stdin io.Reader, stdout, stderr io.Writer) (commands.Exit, error) {
 	logOut := stderr
 	if g.LogFile != "" {
 		f, err := os.OpenFile(g.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
-			fmt.Fprintf(stderr, "recall lsp: open log file: %v\n", err)
-			return commands.ExitUsage
+			return commands.ExitUsage, &commands.ParamError{Msg: fmt.Sprintf("open log file: %v", err)}
 		}
 		defer f.Close()
 		logOut = f
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := Config{DB: g.DB, Index: g.Index, NoRedact: g.NoRedact, Logger: logger}
-	if flags.daemon {
-		if err := RunDaemon(ctx, DaemonConfig{Socket: flags.socket, Idle: flags.idle, Logger: logger, Server: cfg}); err != nil {
+	if flags.Daemon {
+		if err := RunDaemon(ctx, DaemonConfig{Socket: flags.Socket, Idle: flags.DaemonIdle, Logger: logger, Server: cfg}); err != nil {
 			logger.Error("daemon", "err", err)
-			return commands.ExitFailure
+			return commands.ExitFailure, nil
 		}
-		return commands.ExitOK
+		return commands.ExitOK, nil
 	}
-	if !flags.noDaemon && daemonSupported {
+	if !flags.NoDaemon && daemon.Supported {
 		exe, err := os.Executable()
 		if err == nil {
-			fw := &forwarder{cfg: cfg, getenv: os.Getenv, log: logger, idle: flags.idle,
-				spawn: func(sock, logFile string) error {
+			fw := &daemon.Forwarder{DB: cfg.DB, Index: cfg.Index, NoRedact: cfg.NoRedact, Getenv: os.Getenv, Log: logger,
+				Spawn: func(sock, logFile string) error {
 					if g.LogFile != "" {
 						// Whoever asked for a log of this client gets the
 						// daemon's log too (its syncs, its errors).
@@ -115,25 +86,50 @@ func Serve(ctx context.Context, g commands.Globals, args []string, stdin io.Read
 					if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
 						return err
 					}
-					return spawnDaemon(exe, []string{"lsp", "--daemon", "--socket", sock, "--daemon-idle", flags.idle.String(), "--log-file", logFile})
+					return daemon.Spawn(exe, []string{"lsp", "--daemon", "--socket", sock, "--daemon-idle", flags.DaemonIdle.String(), "--log-file", logFile})
 				}}
-			code, err := fw.run(ctx, stdin, stdout)
-			var fb *errFallback
+			code, err := fw.Run(ctx, stdin, stdout)
+			var fb *daemon.FallbackError
 			if !errors.As(err, &fb) {
-				return code
+				return commands.Exit(code), nil
 			}
-			logger.Info("serving in this process", "why", fb.err)
-			stdin = io.MultiReader(bytes.NewReader(fb.consumed), stdin)
+			logger.Info("serving in this process", "why", fb.Err)
+			stdin = io.MultiReader(bytes.NewReader(fb.Consumed), stdin)
 		}
 	}
-	return serveInProcess(ctx, cfg, stdin, stdout)
+	if !NewServer(cfg).Run(ctx, stdio{stdin, stdout}) {
+		return commands.ExitFailure, nil
+	}
+	return commands.ExitOK, nil
 }
 
-func serveInProcess(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer) int {
-	if !NewServer(cfg).Run(ctx, stdio{stdin, stdout}) {
-		return commands.ExitFailure
+// DefaultDaemonIdle is how long the daemon outlives its last client.
+const DefaultDaemonIdle = daemon.DefaultIdle
+
+// DaemonConfig is how `recall lsp --daemon` runs.
+type DaemonConfig struct {
+	Socket string
+	Idle   time.Duration // 0 = DefaultDaemonIdle
+	Logger *slog.Logger
+	// Server is the template of each connection's server config.
+	Server Config
+}
+
+// RunDaemon serves LSP connections on the socket (see daemon.Run): each
+// connection its own Server, all of them sharing the engines they open.
+func RunDaemon(ctx context.Context, dc DaemonConfig) error {
+	shared := newHosts()
+	if dc.Server.Logger == nil {
+		dc.Server.Logger = dc.Logger
 	}
-	return commands.ExitOK
+	return daemon.Run(ctx, daemon.Config{Socket: dc.Socket, Idle: dc.Idle, Logger: dc.Logger,
+		Serve: func(ctx context.Context, conn io.ReadWriteCloser, hello daemon.Hello) bool {
+			cfg := dc.Server
+			// The history and index the forwarder resolved, relative to the
+			// client's working directory.
+			cfg.pinned, cfg.hosts, cfg.NoRedact = &hello.Resolved, shared, hello.NoRedact
+			return NewServer(cfg).Run(ctx, conn)
+		}})
 }
 
 // stdio joins the process's stdin and stdout into one transport.

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,14 +122,15 @@ func TestNoProgressCapability(t *testing.T) {
 
 // $/cancelRequest cancels the context the engine's SQLite queries run on.
 func TestCancellation(t *testing.T) {
-	s := startSession(t, sessionOptions{})
+	var hook atomic.Pointer[func(context.Context)]
+	s := startSession(t, sessionOptions{config: hookCommands(&hook)})
 	entered, cancelled := make(chan struct{}), make(chan error, 1)
-	hook := func(ctx context.Context) {
+	slow := func(ctx context.Context) {
 		close(entered)
 		<-ctx.Done() // a long query: only cancellation ends it
 		cancelled <- ctx.Err()
 	}
-	s.server.testHook.Store(&hook)
+	hook.Store(&slow)
 	ctx, cancel := context.WithCancel(s.ctx)
 	errc := make(chan error, 1)
 	go func() {
@@ -149,9 +152,20 @@ func TestCancellation(t *testing.T) {
 	}
 	// The server answered the cancelled request (with -32800, see
 	// TestCancelledRequestCode) and stays usable.
-	s.server.testHook.Store(nil)
+	hook.Store(nil)
 	if _, err := s.call("recall/search", map[string]any{"query": "rounding"}); err != nil {
 		t.Fatalf("search after a cancelled one: %v", err)
+	}
+}
+
+// hookCommands makes Config.BeforeCommand run whatever hook holds.
+func hookCommands(hook *atomic.Pointer[func(context.Context)]) func(*Config) {
+	return func(c *Config) {
+		c.BeforeCommand = func(ctx context.Context) {
+			if h := hook.Load(); h != nil {
+				(*h)(ctx)
+			}
+		}
 	}
 }
 
@@ -169,14 +183,15 @@ func TestCancelledRequestCode(t *testing.T) {
 
 // A panic in a handler becomes an internal error; the server keeps serving.
 func TestPanicRecovered(t *testing.T) {
-	s := startSession(t, sessionOptions{})
-	hook := func(context.Context) { panic("boom") }
-	s.server.testHook.Store(&hook)
+	var hook atomic.Pointer[func(context.Context)]
+	s := startSession(t, sessionOptions{config: hookCommands(&hook)})
+	boom := func(context.Context) { panic("boom") }
+	hook.Store(&boom)
 	_, err := s.call("recall/status", map[string]any{})
 	if got := wireCode(t, err); got != jsonrpc2.InternalError || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("panic: %v (code %d), want -32603 naming it", err, got)
 	}
-	s.server.testHook.Store(nil)
+	hook.Store(nil)
 	if _, err := s.call("recall/status", map[string]any{}); err != nil {
 		t.Fatalf("status after a panic: %v", err)
 	}
@@ -238,29 +253,29 @@ func TestBadInitializationOptions(t *testing.T) {
 func TestCommandListFollowsTable(t *testing.T) {
 	names := CommandNames()
 	for _, c := range commands.ServerCommands() {
-		if !contains(names, "recall."+c.Name) {
-			t.Errorf("server command %s is not advertised", c.Name)
+		if !contains(names, "recall."+c.Spec().Name) {
+			t.Errorf("server command %s is not advertised", c.Spec().Name)
 		}
-		if _, ok := customCommand("recall/" + c.Name); !ok {
-			t.Errorf("server command %s has no custom request", c.Name)
+		if _, ok := customCommand("recall/" + c.Spec().Name); !ok {
+			t.Errorf("server command %s has no custom request", c.Spec().Name)
 		}
 	}
 	for _, c := range commands.All() {
-		if c.Doors&commands.Server == 0 && contains(names, "recall."+c.Name) {
-			t.Errorf("CLI-only command %s is advertised", c.Name)
+		if c.Spec().Doors&commands.Server == 0 && contains(names, "recall."+c.Spec().Name) {
+			t.Errorf("CLI-only command %s is advertised", c.Spec().Name)
 		}
 	}
 	if !contains(names, "recall.reindex") {
 		t.Error("recall.reindex is not advertised")
 	}
-	readme := readFile(t, "README.md")
+	wire := readFile(t, filepath.Join("..", "docs", "wire.md"))
 	for _, n := range names {
-		if !strings.Contains(readme, "`"+n+"`") {
-			t.Errorf("README.md does not document %s", n)
+		if !strings.Contains(wire, "`"+n+"`") {
+			t.Errorf("docs/wire.md does not document %s", n)
 		}
 	}
-	if !strings.Contains(readme, ShowFileSessions) || !strings.Contains(readme, methodIndexUpdated) || !strings.Contains(readme, methodTranscript) {
-		t.Error("README.md does not document the lens command, recall/indexUpdated or recall/transcript")
+	if !strings.Contains(wire, ShowFileSessions) || !strings.Contains(wire, methodIndexUpdated) || !strings.Contains(wire, methodTranscript) {
+		t.Error("docs/wire.md does not document the lens command, recall/indexUpdated or recall/transcript")
 	}
 }
 
@@ -296,9 +311,13 @@ func TestForgetUnknownSession(t *testing.T) {
 // field, answered at once (a 50 MiB query used to run for seconds).
 func TestHugeQueryRefused(t *testing.T) {
 	s := startSession(t, sessionOptions{})
+	bound := 5 * time.Second
+	if raceEnabled {
+		bound *= 10 // decoding 50 MiB of JSON takes 12-20 s under the race detector
+	}
 	start := time.Now()
 	_, err := s.call("recall/search", map[string]any{"query": strings.Repeat("deadbeef ", 50<<20/9)})
-	if got := wireCode(t, err); got != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "query") || time.Since(start) > 5*time.Second {
+	if got := wireCode(t, err); got != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "query") || time.Since(start) > bound {
 		t.Errorf("50 MiB query: code %d, %.200v after %v; want -32602 naming query, at once", got, err, time.Since(start))
 	}
 }

@@ -10,24 +10,26 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/recallhq/recall/lsp/frame"
 )
 
 // stream is the LSP Content-Length framing with the failure handling the
 // spec asks for and the stock framer does not do: a malformed body gets a
 // -32700 reply (null id) and reading goes on; a framing error (a missing
 // or wrong Content-Length) gets one too, and reading resynchronises on the
-// next header (see frameReader); a message over MaxMessageBytes is
+// next header (see frame.Reader); a message over MaxMessageBytes is
 // answered and the connection closed, so the client restarts the server
 // instead of waiting on it. Writes go through the stock framer (one write
 // per message, serialised).
 type stream struct {
-	in  *frameReader
+	in  *frame.Reader
 	out jsonrpc2.Stream
 	log *slog.Logger
 }
 
 func newStream(rwc io.ReadWriteCloser, maxBytes int64, log *slog.Logger) *stream {
-	return &stream{in: newFrameReader(rwc, maxBytes), out: jsonrpc2.NewHeaderStream(rwc), log: log}
+	return &stream{in: frame.NewReader(rwc, maxBytes), out: jsonrpc2.NewHeaderStream(rwc), log: log}
 }
 
 // Read returns the next well-formed message.
@@ -36,8 +38,8 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		f, err := s.in.next(s.in.max)
-		var big *tooLargeError
+		f, err := s.in.Next(s.in.Max())
+		var big *frame.TooLargeError
 		if errors.As(err, &big) {
 			s.log.Error("closing the connection", "err", big)
 			s.replyError(ctx, nil, jsonrpc2.InvalidRequest, big.Error())
@@ -46,17 +48,17 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if f.bad != "" {
-			s.log.Warn("framing error; reading on from the next header", "problem", f.bad)
-			s.replyError(ctx, nil, jsonrpc2.ParseError, f.bad)
+		if f.Bad != "" {
+			s.log.Warn("framing error; reading on from the next header", "problem", f.Bad)
+			s.replyError(ctx, nil, jsonrpc2.ParseError, f.Bad)
 			continue
 		}
-		msg, err := jsonrpc2.DecodeMessage(f.body)
+		msg, err := jsonrpc2.DecodeMessage(f.Body)
 		if err != nil {
-			s.rejectBody(ctx, f.body, err)
+			s.rejectBody(ctx, f.Body, err)
 			continue
 		}
-		return msg, f.length, nil
+		return msg, f.Length, nil
 	}
 }
 
@@ -92,6 +94,9 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 
 // Close closes the transport.
 func (s *stream) Close() error { return s.out.Close() }
+
+// MaxMessageBytes bounds one incoming message (see frame.MaxMessageBytes).
+const MaxMessageBytes = frame.MaxMessageBytes
 
 // codec encodes payloads with the protocol package's union-aware JSON (the
 // typed LSP structures); already-encoded results (commands' JSON) pass

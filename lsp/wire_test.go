@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/recallhq/recall/lsp/daemon"
 )
 
 // wireClient speaks raw bytes to a server, so a test can send what no
@@ -274,11 +276,11 @@ func daemonDoor(t *testing.T) *wireClient {
 	d := newTestDaemons(t, time.Minute)
 	d.server.DB, d.server.Index = fixtureDB, filepath.Join(t.TempDir(), "index.db")
 	fwConn, cli := net.Pipe()
-	fw := &forwarder{cfg: Config{DB: fixtureDB, Index: d.server.Index}, getenv: d.getenv, log: d.server.Logger, spawn: d.spawn}
+	fw := &daemon.Forwarder{DB: fixtureDB, Index: d.server.Index, Getenv: d.getenv, Log: d.server.Logger, Spawn: d.spawn}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := fw.run(context.Background(), fwConn, fwConn); err != nil {
+		if _, err := fw.Run(context.Background(), fwConn, fwConn); err != nil {
 			t.Errorf("forwarder: %v", err)
 		}
 		fwConn.Close()
@@ -295,7 +297,7 @@ func daemonDoor(t *testing.T) *wireClient {
 }
 
 // binaryDoor runs the built `recall lsp` with args over its stdio.
-func binaryDoor(daemon bool) wireDoor {
+func binaryDoor(viaDaemon bool) wireDoor {
 	return func(t *testing.T) *wireClient {
 		bin := recallBinary(t)
 		db, _ := filepath.Abs(fixtureDB)
@@ -306,7 +308,7 @@ func binaryDoor(daemon bool) wireDoor {
 		}
 		env := append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_RUNTIME_DIR="+rt, "RECALL_DAEMON_IDLE=1s", "RECALL_NO_DAEMON=")
 		args := []string{"lsp", "--stdio", "--db", db, "--index", filepath.Join(dir, "index.db")}
-		if !daemon {
+		if !viaDaemon {
 			args = append(args, "--no-daemon")
 		}
 		cmd := exec.Command(bin, args...)
@@ -328,7 +330,7 @@ func binaryDoor(daemon bool) wireDoor {
 				cmd.Process.Kill()
 				<-done
 			}
-			if daemon {
+			if viaDaemon {
 				// The daemon exits 1 s after its last client.
 				waitUntil(t, func() bool {
 					socks, _ := filepath.Glob(filepath.Join(rt, "recall", "*.sock"))

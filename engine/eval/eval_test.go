@@ -35,7 +35,7 @@ func corpusDir(t *testing.T) string {
 // contract), or its stderr as an error.
 func runCLI(args []string) ([]byte, error) {
 	var out, errb bytes.Buffer
-	if code := commands.Main(args, nil, &out, &errb, nil); code != 0 {
+	if code := commands.Main(args, nil, &out, &errb); code != 0 {
 		return nil, fmt.Errorf("exit %d: %s", code, errb.String())
 	}
 	return out.Bytes(), nil

@@ -1,7 +1,8 @@
-package lsp
+package daemon
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,44 +15,48 @@ import (
 	"time"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/lsp/frame"
 )
 
-// forwarder is `recall lsp` in front of the shared daemon: it reads the
+// Forwarder is `recall lsp` in front of the shared daemon: it reads the
 // client's initialize, resolves the history and index it names, connects
 // to (or starts) that daemon, and copies bytes both ways.
-type forwarder struct {
-	cfg    Config // DB, Index, NoRedact from the flags; Getenv; Logger
-	idle   time.Duration
-	spawn  func(sock, logFile string) error // start the daemon for sock
-	getenv func(string) string
-	log    *slog.Logger
+type Forwarder struct {
+	// DB, Index and NoRedact are the flags of `recall lsp`;
+	// initializationOptions.db and .index override the first two.
+	DB, Index string
+	NoRedact  bool
+	// Spawn starts the daemon for a socket (logging to logFile).
+	Spawn  func(sock, logFile string) error
+	Getenv func(string) string
+	Log    *slog.Logger
 }
 
-// errFallback says the forwarder could not reach a daemon; the caller
+// FallbackError says the forwarder could not reach a daemon; the caller
 // serves in-process with the bytes already read.
-type errFallback struct {
-	consumed []byte
-	err      error
+type FallbackError struct {
+	Consumed []byte
+	Err      error
 }
 
-func (e *errFallback) Error() string { return "no daemon: " + e.err.Error() }
+func (e *FallbackError) Error() string { return "no daemon: " + e.Err.Error() }
 
-// run forwards one client until it leaves; the exit code is 0 after
-// shutdown+exit, like the in-process server. A fallback error carries the
+// Run forwards one client until it leaves; the exit code is 0 after
+// shutdown+exit, like the in-process server. A *FallbackError carries the
 // bytes already read from stdin.
-func (f *forwarder) run(ctx context.Context, stdin io.Reader, stdout io.Writer) (int, error) {
+func (f *Forwarder) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (int, error) {
 	rec := &recorder{r: stdin}
-	f0, err := newFrameReader(rec, maxInitializeBytes).next(maxInitializeBytes)
+	f0, err := frame.NewReader(rec, maxInitializeBytes).Next(maxInitializeBytes)
 	if errors.Is(err, io.EOF) {
 		return 1, nil // the client left before saying anything
 	}
 	fallback := func(err error) (int, error) {
-		return 1, &errFallback{consumed: rec.buf.Bytes(), err: err}
+		return 1, &FallbackError{Consumed: rec.buf.Bytes(), Err: err}
 	}
-	if err != nil || f0.body == nil {
+	if err != nil || f0.Body == nil {
 		return fallback(errors.New("the first message is not an initialize"))
 	}
-	body := f0.body
+	body := f0.Body
 	var first struct {
 		Method string `json:"method"`
 		Params struct {
@@ -65,22 +70,22 @@ func (f *forwarder) run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		return fallback(errors.New("the first message is not an initialize"))
 	}
 	opts := first.Params.InitializationOptions
-	res, err := engine.Resolve(engine.Options{DBPath: absOrEmpty(firstNonEmpty(opts.DB, f.cfg.DB)),
-		IndexPath: absOrEmpty(firstNonEmpty(opts.Index, f.cfg.Index)), Getenv: f.getenv})
+	res, err := engine.Resolve(engine.Options{DBPath: absOrEmpty(cmp.Or(opts.DB, f.DB)),
+		IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
 	if err != nil {
 		return fallback(err) // the in-process server fails initialize with the clear message
 	}
-	key := daemonKey(res)
-	sock, _, logFile, err := daemonPaths(f.getenv, key)
+	key := Key(res)
+	sock, _, logFile, err := Paths(f.Getenv, key)
 	if err != nil {
 		return fallback(err)
 	}
-	conn, err := f.connect(sock, logFile, daemonHello{Resolved: res, NoRedact: f.cfg.NoRedact})
+	conn, err := f.connect(sock, logFile, Hello{Resolved: res, NoRedact: f.NoRedact})
 	if err != nil {
 		return fallback(err)
 	}
 	defer conn.Close()
-	f.log.Info("forwarding to the daemon", "socket", sock, "source", res.Source, "index", res.Index)
+	f.Log.Info("forwarding to the daemon", "socket", sock, "source", res.Source, "index", res.Index)
 	// Everything read so far (the initialize and whatever the buffer took
 	// beyond it) goes first, then the rest of stdin.
 	st := &clientState{}
@@ -90,27 +95,27 @@ func (f *forwarder) run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		src := io.MultiReader(bytes.NewReader(rec.buf.Bytes()), stdin)
 		rec.stop() // rec.buf is not appended to any more
 		if err := pumpClient(conn, src, st); err != nil && !errors.Is(err, io.EOF) {
-			f.log.Info("client side ended", "err", err)
+			f.Log.Info("client side ended", "err", err)
 		}
 		if cw, ok := conn.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite() // the daemon's session sees the client leave
 		}
 	}()
 	if _, err := io.Copy(stdout, conn); err != nil {
-		f.log.Info("daemon side ended", "err", err)
+		f.Log.Info("daemon side ended", "err", err)
 	}
 	return st.code(), nil
 }
 
 // connect reaches the key's daemon, starting it when none answers: a
 // missing socket, or a stale one (its daemon died: connection refused).
-func (f *forwarder) connect(sock, logFile string, hello daemonHello) (net.Conn, error) {
-	conn, err := dialDaemon(sock, hello)
+func (f *Forwarder) connect(sock, logFile string, hello Hello) (net.Conn, error) {
+	conn, err := dial(sock, hello)
 	if err == nil {
 		return conn, nil
 	}
-	f.log.Info("starting the daemon", "socket", sock, "why", err)
-	if err := f.spawn(sock, logFile); err != nil {
+	f.Log.Info("starting the daemon", "socket", sock, "why", err)
+	if err := f.Spawn(sock, logFile); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(spawnWait)
@@ -118,7 +123,7 @@ func (f *forwarder) connect(sock, logFile string, hello daemonHello) (net.Conn, 
 	for {
 		time.Sleep(wait)
 		wait = min(2*wait, 100*time.Millisecond)
-		if conn, err = dialDaemon(sock, hello); err == nil {
+		if conn, err = dial(sock, hello); err == nil {
 			return conn, nil
 		}
 		if time.Now().After(deadline) {
@@ -165,21 +170,19 @@ func (c *clientState) observe(body []byte) {
 
 // pumpClient copies the client's bytes to the daemon exactly as they come
 // (malformed framing included: the daemon's server answers it), reading
-// the framing on the way with the daemon's own frame reader, so both
+// the framing on the way with the server's own frame reader (package frame), so both
 // resynchronise alike, and it sees shutdown and exit before the daemon
 // does. It never holds back bytes while waiting for more: a body the
 // daemon needs is on its way before the pump reads on.
 func pumpClient(dst io.Writer, src io.Reader, st *clientState) error {
-	rl := &relay{w: dst}
-	fr := newFrameReader(relayReader{r: src, relay: rl}, MaxMessageBytes)
-	fr.relay = rl
+	fr := frame.NewRelay(src, dst, frame.MaxMessageBytes)
 	for {
-		f, err := fr.next(inspectBytes)
-		if f.body != nil {
-			st.observe(f.body)
+		f, err := fr.Next(inspectBytes)
+		if f.Body != nil {
+			st.observe(f.Body)
 		}
 		// An oversized header goes on too: the daemon answers it and closes.
-		if ferr := rl.flush(); ferr != nil && err == nil {
+		if ferr := fr.Flush(); ferr != nil && err == nil {
 			err = ferr
 		}
 		if err != nil {

@@ -9,39 +9,7 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
-
-	"github.com/recallhq/recall/engine"
 )
-
-// afterSync tells the client what a sync found: its notices (the lock
-// notice when sayLock), skipped rows, and when the index changed,
-// recall/indexUpdated and a code lens refresh.
-func (s *Server) afterSync(ctx context.Context, res engine.SyncResult, sayLock bool) {
-	for _, n := range res.Notices {
-		s.notify(ctx, protocol.MessageTypeInfo, n)
-	}
-	if sayLock && res.Locked {
-		s.notify(ctx, protocol.MessageTypeInfo, res.LockNotice())
-	}
-	if res.Skipped > 0 {
-		s.notify(ctx, protocol.MessageTypeWarning, fmt.Sprintf("skipped %d malformed rows in the history", res.Skipped))
-	}
-	if res.Idle || res.Added+res.Updated+res.Deleted == 0 {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
-	if raw, err := encodeResult(res); err == nil {
-		if err := s.conn.Notify(ctx, methodIndexUpdated, raw); err != nil {
-			s.log.Warn("indexUpdated", "err", err)
-		}
-	}
-	s.mu.Lock()
-	refresh := s.lensRefresh
-	s.mu.Unlock()
-	if refresh {
-		go func() { _ = s.client.CodeLensRefresh(ctx) }() // a request: never wait on the client here
-	}
-}
 
 // progress reports one sync as work-done progress. It begins lazily, at
 // the first session synced, so an idle sync sends nothing.

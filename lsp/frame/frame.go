@@ -1,4 +1,8 @@
-package lsp
+// Package frame reads the LSP base protocol's Content-Length frames and
+// resynchronises after a framing error instead of going deaf. The server's
+// stream and the daemon's forwarder read clients through it, so both cut
+// a client's bytes into messages alike.
+package frame
 
 import (
 	"bufio"
@@ -19,7 +23,7 @@ import (
 // 64 MiB still leaves room for quote-heavy files.
 const MaxMessageBytes = 64 << 20
 
-// frameReader splits a client's bytes into Content-Length frames and
+// Reader splits a client's bytes into Content-Length frames and
 // resynchronises after a framing error instead of going deaf:
 //
 //   - a header block without a usable Content-Length (missing, negative,
@@ -37,7 +41,7 @@ const MaxMessageBytes = 64 << 20
 //     that waits for each answer is answered.
 //
 // A declared length over max is an error: the caller answers and closes.
-type frameReader struct {
+type Reader struct {
 	in  *bufio.Reader
 	max int64
 	// relay, when set, receives every byte the reader consumes, before the
@@ -46,54 +50,76 @@ type frameReader struct {
 	relay *relay
 }
 
-// frameBufSize is the read buffer: one read of a pipe or socket.
-const frameBufSize = 64 << 10
+// BufSize is the read buffer: one read of a pipe or socket.
+const BufSize = 64 << 10
 
-func newFrameReader(r io.Reader, max int64) *frameReader {
-	return &frameReader{in: bufio.NewReaderSize(r, frameBufSize), max: max}
+// NewReader reads frames from r; a declared length over max is an error.
+func NewReader(r io.Reader, max int64) *Reader {
+	return &Reader{in: bufio.NewReaderSize(r, BufSize), max: max}
 }
 
-// frame is one message, or why there was none.
-type frame struct {
-	body   []byte // nil when bad or not kept
-	length int64
-	bad    string // a framing error, for the -32700 reply ("" = a good frame)
+// NewRelay reads frames from src like NewReader and passes every byte it
+// consumes on to dst, exactly as it came (malformed framing included):
+// before it next waits for src, and at Flush.
+func NewRelay(src io.Reader, dst io.Writer, max int64) *Reader {
+	rl := &relay{w: dst}
+	r := NewReader(relayReader{r: src, relay: rl}, max)
+	r.relay = rl
+	return r
 }
 
-// tooLargeError is a declared length over the limit.
-type tooLargeError struct{ length, max int64 }
+// Flush writes the bytes consumed so far to a relay's dst.
+func (f *Reader) Flush() error {
+	if f.relay == nil {
+		return nil
+	}
+	return f.relay.flush()
+}
 
-func (e *tooLargeError) Error() string {
-	size := fmt.Sprintf("%d bytes", e.length)
-	if e.length == math.MaxInt64 {
+// Max is the largest message the reader accepts.
+func (f *Reader) Max() int64 { return f.max }
+
+// Frame is one message, or why there was none.
+type Frame struct {
+	Body   []byte // nil when bad or not kept
+	Length int64
+	Bad    string // a framing error, for the -32700 reply ("" = a good frame)
+}
+
+// TooLargeError is a declared length over the limit.
+type TooLargeError struct{ Length, Max int64 }
+
+func (e *TooLargeError) Error() string {
+	size := fmt.Sprintf("%d bytes", e.Length)
+	if e.Length == math.MaxInt64 {
 		size = "more than 2^63 bytes"
 	}
-	return fmt.Sprintf("a message of %s is over recall's %d MiB limit; closing the connection (restart the server)", size, e.max>>20)
+	return fmt.Sprintf("a message of %s is over recall's %d MiB limit; closing the connection (restart the server)", size, e.Max>>20)
 }
 
-// next reads the next frame; bodies up to keep bytes are returned, longer
+// Next reads the next frame; bodies up to keep bytes are returned, longer
 // ones are consumed (and relayed) without being kept. err is io.EOF at a
 // clean end of input, io.ErrUnexpectedEOF inside a message, or a
-// *tooLargeError.
-func (f *frameReader) next(keep int64) (frame, error) {
+// *TooLargeError.
+func (f *Reader) Next(keep int64) (Frame, error) {
 	h, err := f.header()
 	if err != nil {
-		return frame{}, err
+		return Frame{}, err
 	}
 	switch {
 	case h.length < 0:
-		return frame{length: -1, bad: h.problem}, nil
+		return Frame{Length: -1, Bad: h.problem}, nil
 	case h.length > f.max:
-		return frame{length: h.length}, &tooLargeError{h.length, f.max}
+		return Frame{Length: h.length}, &TooLargeError{h.length, f.max}
 	}
 	body, cut, err := f.body(h.length, h.length <= keep)
 	if err != nil {
-		return frame{}, err
+		return Frame{}, err
 	}
 	if cut >= 0 {
-		return frame{length: h.length, bad: fmt.Sprintf("the message body ended after %d of its %d bytes (Content-Length) where the next header began; it was skipped", cut, h.length)}, nil
+		return Frame{Length: h.length, Bad: fmt.Sprintf("the message body ended after %d of its %d bytes (Content-Length) where the next header began; it was skipped", cut, h.length)}, nil
 	}
-	return frame{body: body, length: h.length}, nil
+	return Frame{Body: body, Length: h.length}, nil
 }
 
 type header struct {
@@ -102,7 +128,7 @@ type header struct {
 }
 
 // header reads one header block, up to its blank line.
-func (f *frameReader) header() (header, error) {
+func (f *Reader) header() (header, error) {
 	h := header{length: -1, problem: "the message header has no Content-Length"}
 	lines := 0
 	for {
@@ -171,7 +197,7 @@ const maxLineTail = 256
 // line reads one line, relaying it; of a line longer than the buffer only
 // the tail is returned (a body sent without a header, followed by the next
 // message's header on the same line).
-func (f *frameReader) line() ([]byte, error) {
+func (f *Reader) line() ([]byte, error) {
 	line, err := f.in.ReadSlice('\n')
 	f.consumed(line)
 	if !errors.Is(err, bufio.ErrBufferFull) {
@@ -189,7 +215,7 @@ func (f *frameReader) line() ([]byte, error) {
 
 // body reads n bytes of body, kept or not. cut is where the next
 // message's header starts inside them (-1: none; the body is whole).
-func (f *frameReader) body(n int64, keep bool) (body []byte, cut int64, err error) {
+func (f *Reader) body(n int64, keep bool) (body []byte, cut int64, err error) {
 	if keep {
 		body = make([]byte, 0, n) // n <= max: checked by the caller
 	}
@@ -223,7 +249,7 @@ func (f *frameReader) body(n int64, keep bool) (body []byte, cut int64, err erro
 	return body, -1, nil
 }
 
-func (f *frameReader) consumed(p []byte) {
+func (f *Reader) consumed(p []byte) {
 	if f.relay != nil {
 		f.relay.pending = append(f.relay.pending, p...)
 	}
@@ -345,7 +371,7 @@ func matchHeader(p []byte) (st headerScan, end int, value []byte) {
 	return headerFound, i + 1, value
 }
 
-// relay collects the bytes a frameReader consumed and writes them on.
+// relay collects the bytes a Reader consumed and writes them on.
 type relay struct {
 	w       io.Writer
 	pending []byte

@@ -1,4 +1,10 @@
-package lsp
+// Package daemon is the shared `recall lsp` daemon and its forwarder.
+// One `recall lsp --daemon` per history+index serves every editor and the
+// OpenCode plugin over a Unix socket, each connection its own LSP session
+// over one shared engine (one watcher, one embedder, one index writer).
+// `recall lsp` itself is a forwarder that copies bytes between its stdio
+// and the socket. The LSP sessions are package lsp's: a Config.Serve.
+package daemon
 
 import (
 	"bufio"
@@ -20,17 +26,11 @@ import (
 	"github.com/recallhq/recall/engine"
 )
 
-// The shared daemon: one `recall lsp --daemon` per history+index serves
-// every editor and the OpenCode plugin over a Unix socket, each connection
-// its own LSP session over one shared engine (one watcher, one embedder,
-// one index writer). `recall lsp` itself is a forwarder that copies bytes
-// between its stdio and the socket.
-
 // Daemon budgets.
 const (
-	// DefaultDaemonIdle is how long a daemon outlives its last client: an
+	// DefaultIdle is how long a daemon outlives its last client: an
 	// editor restart or the next OpenCode run finds the engine warm.
-	DefaultDaemonIdle = 5 * time.Minute
+	DefaultIdle = 5 * time.Minute
 	// spawnWait bounds the wait for a daemon just started to listen (it
 	// opens nothing before listening: a few ms; the rest is for a loaded
 	// machine). Past it the forwarder serves in-process.
@@ -42,33 +42,33 @@ const (
 	protocolVersion = 1
 )
 
-// daemonHello is the forwarder's first line on the socket: what the
-// client's initialize resolved to.
-type daemonHello struct {
+// Hello is the forwarder's first line on the socket: what the client's
+// initialize resolved to.
+type Hello struct {
 	Version  int             `json:"v"`
 	Recall   string          `json:"recall"`
 	Resolved engine.Resolved `json:"resolved"`
 	NoRedact bool            `json:"noRedact,omitempty"` // --no-redact of the forwarder
 }
 
-// daemonReply is the daemon's answer line; after it, LSP bytes both ways.
-type daemonReply struct {
+// reply is the daemon's answer line; after it, LSP bytes both ways.
+type reply struct {
 	OK    bool   `json:"ok"`
 	PID   int    `json:"pid,omitempty"`
 	Error string `json:"error,omitempty"`
 }
 
-// daemonKey names the daemon of a history+index (and a recall version: a
-// newer binary never talks to an older daemon).
-func daemonKey(r engine.Resolved) string {
+// Key names the daemon of a history+index (and a recall version: a newer
+// binary never talks to an older daemon).
+func Key(r engine.Resolved) string {
 	sum := sha256.Sum256([]byte(r.Source + "\x00" + r.Index + "\x00" + commands.Version))
 	return hex.EncodeToString(sum[:8])
 }
 
-// runtimeDir is where sockets live: $XDG_RUNTIME_DIR/recall, else a
+// RuntimeDir is where sockets live: $XDG_RUNTIME_DIR/recall, else a
 // directory under the temp dir named by uid. It must be a directory the
 // user owns with mode 0700, so no other user can reach or replace a socket.
-func runtimeDir(getenv func(string) string) (string, error) {
+func RuntimeDir(getenv func(string) string) (string, error) {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("recall-%d", os.Getuid()))
 	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
 		dir = filepath.Join(d, "recall")
@@ -82,9 +82,9 @@ func runtimeDir(getenv func(string) string) (string, error) {
 	return dir, nil
 }
 
-// daemonPaths are a key's socket, lock and log file.
-func daemonPaths(getenv func(string) string, key string) (sock, lock, logFile string, err error) {
-	dir, err := runtimeDir(getenv)
+// Paths are a key's socket, lock and log file.
+func Paths(getenv func(string) string, key string) (sock, lock, logFile string, err error) {
+	dir, err := RuntimeDir(getenv)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -92,26 +92,28 @@ func daemonPaths(getenv func(string) string, key string) (sock, lock, logFile st
 		filepath.Join(engine.DataDir(getenv), "lsp-daemon-"+key+".log"), nil
 }
 
-// DaemonConfig is how `recall lsp --daemon` runs.
-type DaemonConfig struct {
+// Config is how `recall lsp --daemon` runs.
+type Config struct {
 	Socket string
 	// Idle is how long the daemon waits without a connection before it
-	// exits; 0 = DefaultDaemonIdle.
+	// exits; 0 = DefaultIdle.
 	Idle   time.Duration
 	Logger *slog.Logger
-	// Server is the template of each connection's server config.
-	Server Config
+	// Serve serves one connection's LSP session after the handshake (the
+	// client's history and index are in hello) and reports whether the
+	// client shut down cleanly.
+	Serve func(ctx context.Context, conn io.ReadWriteCloser, hello Hello) bool
 }
 
 // errDaemonRunning: another daemon holds the key's lock.
 var errDaemonRunning = errors.New("another recall daemon serves this socket")
 
-// RunDaemon serves LSP connections on the socket until it has had none
-// for Idle or ctx ends. A daemon already serving the socket makes it
-// return at once (nil): two forwarders may start one each.
-func RunDaemon(ctx context.Context, dc DaemonConfig) error {
+// Run serves LSP connections on the socket until it has had none for
+// Idle or ctx ends. A daemon already serving the socket makes it return at
+// once (nil): two forwarders may start one each.
+func Run(ctx context.Context, dc Config) error {
 	if dc.Idle <= 0 {
-		dc.Idle = DefaultDaemonIdle
+		dc.Idle = DefaultIdle
 	}
 	if dc.Logger == nil {
 		dc.Logger = slog.New(slog.DiscardHandler)
@@ -136,10 +138,7 @@ func RunDaemon(ctx context.Context, dc DaemonConfig) error {
 		return err
 	}
 	log.Info("daemon listening", "socket", dc.Socket, "pid", os.Getpid(), "idle", dc.Idle)
-	d := &daemon{cfg: dc, log: log, hosts: newHosts(), last: time.Now()}
-	if dc.Server.Logger == nil {
-		dc.Server.Logger = log
-	}
+	d := &daemon{cfg: dc, log: log, last: time.Now()}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -172,9 +171,8 @@ wait:
 }
 
 type daemon struct {
-	cfg     DaemonConfig
+	cfg     Config
 	log     *slog.Logger
-	hosts   *hosts
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	conns   int
@@ -217,30 +215,26 @@ func (d *daemon) serve(ctx context.Context, c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(helloWait))
 	line, err := br.ReadSlice('\n')
 	c.SetReadDeadline(time.Time{})
-	var hello daemonHello
+	var hello Hello
 	if err == nil {
 		err = json.Unmarshal(line, &hello)
 	}
-	reply := daemonReply{OK: true, PID: os.Getpid()}
+	rep := reply{OK: true, PID: os.Getpid()}
 	switch {
 	case err != nil:
-		reply = daemonReply{Error: fmt.Sprintf("bad hello: %v", err)}
+		rep = reply{Error: fmt.Sprintf("bad hello: %v", err)}
 	case hello.Version != protocolVersion || hello.Recall != commands.Version:
-		reply = daemonReply{Error: fmt.Sprintf("daemon is recall %s (protocol %d), client is %s (protocol %d)",
+		rep = reply{Error: fmt.Sprintf("daemon is recall %s (protocol %d), client is %s (protocol %d)",
 			commands.Version, protocolVersion, hello.Recall, hello.Version)}
 	}
-	raw, _ := json.Marshal(reply)
-	if _, werr := c.Write(append(raw, '\n')); werr != nil || !reply.OK {
-		d.log.Warn("refused a connection", "err", reply.Error, "write", werr)
+	raw, _ := json.Marshal(rep)
+	if _, werr := c.Write(append(raw, '\n')); werr != nil || !rep.OK {
+		d.log.Warn("refused a connection", "err", rep.Error, "write", werr)
 		c.Close()
 		return
 	}
-	cfg := d.cfg.Server
-	cfg.pinned = &hello.Resolved
-	cfg.hosts = d.hosts
-	cfg.NoRedact = hello.NoRedact
 	d.log.Info("connection", "source", hello.Resolved.Source, "index", hello.Resolved.Index)
-	clean := NewServer(cfg).Run(ctx, bufferedConn{br, c})
+	clean := d.cfg.Serve(ctx, bufferedConn{br, c}, hello)
 	d.log.Info("connection closed", "clean", clean)
 }
 
@@ -252,8 +246,8 @@ type bufferedConn struct {
 
 func (b bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 
-// dialDaemon connects to a daemon and does the handshake.
-func dialDaemon(sock string, hello daemonHello) (net.Conn, error) {
+// dial connects to a daemon and does the handshake.
+func dial(sock string, hello Hello) (net.Conn, error) {
 	c, err := net.DialTimeout("unix", sock, helloWait)
 	if err != nil {
 		return nil, err
@@ -279,10 +273,10 @@ func dialDaemon(sock string, hello daemonHello) (net.Conn, error) {
 		line = append(line, b[0])
 	}
 	c.SetDeadline(time.Time{})
-	var reply daemonReply
-	if err := json.Unmarshal(line, &reply); err != nil || !reply.OK {
+	var rep reply
+	if err := json.Unmarshal(line, &rep); err != nil || !rep.OK {
 		c.Close()
-		return nil, fmt.Errorf("daemon refused: %s (%v)", reply.Error, err)
+		return nil, fmt.Errorf("daemon refused: %s (%v)", rep.Error, err)
 	}
 	return c, nil
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package lsp
+package daemon
 
 import (
 	"errors"
@@ -10,8 +10,8 @@ import (
 	"syscall"
 )
 
-// daemonSupported: Unix sockets, flock and setsid.
-const daemonSupported = true
+// Supported: Unix sockets, flock and setsid.
+const Supported = true
 
 // checkPrivateDir refuses a runtime directory another user could reach:
 // it must be a real directory (not a symlink) the user owns; a too-open
@@ -58,10 +58,10 @@ func lockDaemon(path string) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// spawnDaemon starts `recall lsp --daemon …` detached: its own session (no
+// Spawn starts `recall lsp --daemon …` detached: its own session (no
 // signal from the editor's terminal or process group reaches it), stdio on
 // /dev/null, logs to its log file.
-func spawnDaemon(exe string, args []string) error {
+func Spawn(exe string, args []string) error {
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err

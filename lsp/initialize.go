@@ -1,0 +1,109 @@
+package lsp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"path/filepath"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/engine"
+)
+
+// InitOptions are the initializationOptions a client may send.
+type InitOptions struct {
+	DB             string `json:"db,omitempty"`
+	Index          string `json:"index,omitempty"`
+	ExcludeSession string `json:"excludeSession,omitempty"`
+	Watch          *bool  `json:"watch,omitempty"`
+	NoRedact       *bool  `json:"noRedact,omitempty"`
+}
+
+// initOptionNames lists the fields of InitOptions for error messages.
+const initOptionNames = "db, index, excludeSession, watch, noRedact"
+
+// initialize opens the engine with the client's options and answers with
+// the capabilities.
+func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	var p protocol.InitializeParams
+	if err := protocol.Unmarshal(raw, &p); err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize params: %v", err)
+	}
+	var opts InitOptions
+	if len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
+		if err := decodeStrict(p.InitializationOptions, &opts); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: %s", err, initOptionNames)
+		}
+	}
+	key := hostKey{source: cmp.Or(opts.DB, s.cfg.DB), index: cmp.Or(opts.Index, s.cfg.Index), noRedact: s.cfg.NoRedact}
+	if key.source != "" {
+		key.source, _ = filepath.Abs(key.source)
+	}
+	if p := s.cfg.pinned; p != nil {
+		key.source, key.index = p.Source, p.Index
+		if p.Demo {
+			key.source = "" // found again by discovery, so the engine says it is the demo
+		}
+	}
+	if opts.NoRedact != nil {
+		key.noRedact = *opts.NoRedact
+	}
+	h, err := s.cfg.hosts.acquire(ctx, key, hostConfig{log: s.log, getenv: s.cfg.Getenv,
+		poll: s.cfg.PollInterval, maxLag: s.cfg.MaxLag, beforeSync: s.cfg.beforeSync}, s)
+	if errors.Is(err, engine.ErrIndexRefused) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions.index: %v", err)
+	}
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall cannot open the history: %v (set initializationOptions.db to an opencode.db)", err)
+	}
+	eng := h.eng
+	caps := p.Capabilities
+	s.mu.Lock()
+	s.host, s.opts, s.state = h, opts, stateRunning
+	s.watching = opts.Watch == nil || *opts.Watch
+	s.progressCap = caps.Window != nil && caps.Window.WorkDoneProgress != nil && *caps.Window.WorkDoneProgress
+	s.lensRefresh = caps.Workspace != nil && caps.Workspace.CodeLens != nil && caps.Workspace.CodeLens.RefreshSupport != nil && *caps.Workspace.CodeLens.RefreshSupport
+	s.mu.Unlock()
+	s.log.Info("initialize", "source", eng.SourcePath(), "index", eng.IndexPath(), "watch", s.watching, "noRedact", key.noRedact)
+	return &protocol.InitializeResult{Capabilities: capabilities(), ServerInfo: protocol.ServerInfo{
+		Name: "recall", Version: protocol.NewOptional(commands.Version)}}, nil
+}
+
+// initialized sends the engine's notices and starts the watcher, whose
+// first sync may create work-done progress: a client accepts requests
+// from the server only once it sent initialized (VS Code logs "Unhandled
+// method" for a create that comes earlier). It runs inline, in wire order,
+// so a request behind it finds the watcher started.
+func (s *Server) initialized(context.Context, jsonrpc2.RawMessage) error {
+	s.mu.Lock()
+	h, watching, state := s.host, s.watching, s.state
+	s.mu.Unlock()
+	if h == nil || state != stateRunning {
+		return nil
+	}
+	for _, n := range h.eng.Notices() {
+		s.post(func() { s.notify(s.base, protocol.MessageTypeInfo, n) })
+	}
+	if watching {
+		h.live.Start()
+	}
+	return nil
+}
+
+func capabilities() protocol.ServerCapabilities {
+	return protocol.ServerCapabilities{
+		TextDocumentSync:        protocol.TextDocumentSyncKindFull,
+		HoverProvider:           protocol.Boolean(true),
+		WorkspaceSymbolProvider: protocol.Boolean(true),
+		CodeLensProvider:        &protocol.CodeLensOptions{ResolveProvider: ptr(false)},
+		ExecuteCommandProvider:  protocol.ExecuteCommandOptions{Commands: CommandNames()},
+		Workspace: &protocol.WorkspaceOptions{
+			TextDocumentContent: &protocol.TextDocumentContentOptions{Schemes: []string{Scheme}},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
