@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -365,6 +366,30 @@ func (s *Server) cancelRequest(raw jsonrpc2.RawMessage) error {
 	return nil
 }
 
+// decodeInitOptions reads initializationOptions. Absent, null, {} and []
+// are no options: Neovim encodes an empty Lua table (setup({})) as [].
+func decodeInitOptions(raw []byte) (InitOptions, error) {
+	var opts InitOptions
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return opts, nil
+	}
+	if trimmed[0] == '[' {
+		var list []json.RawMessage
+		if json.Unmarshal(trimmed, &list) == nil && len(list) == 0 {
+			return opts, nil
+		}
+		return opts, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
+			"invalid initializationOptions: got an array, want an object such as {\"db\": \"/path/to/opencode.db\"}; valid fields: %s", initOptionNames)
+	}
+	dec := json.NewDecoder(bytesReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&opts); err != nil {
+		return opts, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: %s", err, initOptionNames)
+	}
+	return opts, nil
+}
+
 // initialize opens the engine with the client's options and answers with
 // the capabilities.
 func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
@@ -372,13 +397,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	if err := protocol.Unmarshal(raw, &p); err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize params: %v", err)
 	}
-	var opts InitOptions
-	if len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
-		dec := json.NewDecoder(bytesReader(p.InitializationOptions))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&opts); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: %s", err, initOptionNames)
-		}
+	opts, err := decodeInitOptions(p.InitializationOptions)
+	if err != nil {
+		return nil, err
 	}
 	key := hostKey{source: firstNonEmpty(opts.DB, s.cfg.DB), index: firstNonEmpty(opts.Index, s.cfg.Index), noRedact: s.cfg.NoRedact}
 	if key.source != "" {
