@@ -108,6 +108,7 @@ T.run("picker = telescope drives Telescope's picker API", function()
   selected = entry
   seen.on_select()
   T.ok(seen.closed, "the picker closed")
+  T.wait_loaded()
   T.contains(vim.api.nvim_buf_get_name(0), "recall://session/ses_dd7571907ffe5vPpW7vxTE77tW", "the hit opened")
   for k in pairs(package.loaded) do
     if k:find("^telescope") then package.loaded[k] = nil end
