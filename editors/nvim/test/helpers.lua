@@ -185,11 +185,15 @@ end
 
 function T.finish()
   out(string.format("%d passed, %d failed", T.passed, T.failures))
+  -- A clean shutdown (shutdown + exit), so the server's log says so.
   pcall(function()
+    local c = require("recall.client").current()
     require("recall.client").stop()
-    vim.wait(2000, function()
-      return require("recall.client").current() == nil
-    end)
+    if c then
+      vim.wait(3000, function()
+        return vim.lsp.get_client_by_id(c.id) == nil
+      end, 20)
+    end
   end)
   if T.failures > 0 then
     vim.cmd("cq 1")

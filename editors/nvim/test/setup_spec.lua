@@ -63,7 +63,7 @@ T.run("filetypes limits the buffers attached", function()
     return vim.lsp.buf_is_attached(py, c.id)
   end, "the python buffer attached")
   T.ok(not vim.lsp.buf_is_attached(vim.fn.bufnr(T.env.tmp .. "/d.txt"), c.id), "the text buffer is not attached")
-  T.eq(#vim.tbl_filter(function(x) return x.name == "recall" end, vim.lsp.get_active_clients()), 1, "one recall client")
+  T.eq(#vim.tbl_filter(function(x) return x.name == "recall" end, (vim.lsp.get_clients or vim.lsp.get_active_clients)()), 1, "one recall client")
 end)
 
 T.run("the initializationOptions carry db and index", function()
