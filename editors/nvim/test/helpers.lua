@@ -33,8 +33,10 @@ end
 -- vim.ui.select / vim.ui.input are Neovim's UI hooks; the tests stand in for
 -- the user: they record what would be shown and choose.
 T.select = nil
+T.select_count = 0
 T.builtin_select = vim.ui.select
 vim.ui.select = function(items, opts, on_choice)
+  T.select_count = T.select_count + 1
   local labels = {}
   for i, item in ipairs(items) do
     labels[i] = opts.format_item and opts.format_item(item) or tostring(item)

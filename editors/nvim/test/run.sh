@@ -8,6 +8,9 @@
 #   editors/nvim/test/run.sh hover        # specs whose file name contains "hover"
 #   NVIM_VERSIONS=0.12 editors/nvim/test/run.sh
 #   RECALL_BIN=/path/to/recall editors/nvim/test/run.sh
+#   RECALL_NVIM_PLUGIN=/old/checkout/editors/nvim editors/nvim/test/run.sh
+#       # these specs against another copy of the plugin (e.g. to see a new
+#       # spec fail on the code before a fix)
 #
 # Neovim 0.7.2 is Debian bookworm's (apt-get install neovim); 0.10 and 0.12
 # are Debian trixie's and sid's, unpacked once into
@@ -21,6 +24,7 @@ start=$(date +%s%N)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 plugin=$(dirname "$here")
 root=$(cd "$plugin/../.." && pwd)
+plugin=${RECALL_NVIM_PLUGIN:-$plugin}
 cd "$root"
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/recall-test

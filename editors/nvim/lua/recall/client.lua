@@ -15,6 +15,7 @@ local config = require("recall.config")
 local M = {}
 
 local has08 = vim.fn.has("nvim-0.8") == 1
+local has010 = vim.fn.has("nvim-0.10") == 1
 local has011 = vim.fn.has("nvim-0.11") == 1
 local uv = vim.uv or vim.loop
 
@@ -138,19 +139,82 @@ local function settle(id, client, err)
   end
 end
 
--- Neovim reports a failed initialize as a callback error whose text is
--- "<file>:<line>: <the server's message>"; keep the server's part.
-local function server_words(err)
-  local s = type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)
-  s = s:gsub("^.-%.lua:%d+: ", "")
-  return (s:gsub("%s+$", ""))
+local function message_of(err)
+  if type(err) == "table" then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+M.message_of = message_of
+
+-- A server that answers initialize with an error is asserted on inside a
+-- vim.schedule callback by every Neovim from 0.7 to 0.12: the user gets a
+-- Lua stack trace, the client stays uninitialized for good, and no
+-- on_error/on_exit tells the plugin. So the plugin sees the answer first:
+-- guard wraps the RPC client's request() and keeps a failed initialize
+-- from Neovim, saying the server's own words instead and stopping it.
+local function refused(err)
+  vim.schedule(function()
+    failure = "Recall: the server refused to start: " .. message_of(err)
+    local id = client_id
+    if not id then
+      return
+    end
+    local st = state(id)
+    st.failed, st.stopping = failure, true
+    settle(id, nil, failure)
+    local c = vim.lsp.get_client_by_id(id)
+    if c then
+      pcall(call, c, "stop", true)
+    end
+  end)
+end
+
+local function guard(rpc)
+  local request = rpc.request
+  rpc.request = function(method, params, callback, ...)
+    if method == "initialize" and type(callback) == "function" then
+      local answered = callback
+      callback = function(err, result, ...)
+        if err then
+          return refused(err)
+        end
+        return answered(err, result, ...)
+      end
+    end
+    return request(method, params, callback, ...)
+  end
+  return rpc
+end
+
+-- Neovim 0.10+ takes cmd as a function that makes the RPC client; older
+-- ones call vim.lsp.rpc.start themselves, so for the duration of our own
+-- start only, that function is wrapped.
+local function guarded_start(start)
+  if has010 then
+    return start()
+  end
+  local rpc = require("vim.lsp.rpc")
+  local original = rpc.start
+  rpc.start = function(...)
+    return guard(original(...))
+  end
+  local ok, a, b = pcall(start)
+  rpc.start = original
+  if not ok then
+    error(a, 0)
+  end
+  return a, b
 end
 
 local function client_config()
   local handlers = require("recall.handlers")
+  local cmd = config.options.cmd
   local conf = {
     name = M.name,
-    cmd = config.options.cmd,
+    cmd = has010 and function(dispatchers)
+      return guard(vim.lsp.rpc.start(cmd, dispatchers))
+    end or cmd,
     -- Not a workspace server: no root_dir, the history is the user's.
     init_options = M.init_options(),
     commands = handlers.commands,
@@ -166,27 +230,13 @@ local function client_config()
         end)
       end)
     end,
-    on_error = function(_, err)
-      local id = client_id
-      local client = id and vim.lsp.get_client_by_id(id)
-      if client and not client.initialized then
-        failure = "Recall: the server refused to start: " .. server_words(err)
-        local st = state(id)
-        st.failed, st.stopping = failure, true
-        vim.schedule(function()
-          settle(id, nil, failure)
-          -- It will never serve this client; do not leave it running.
-          pcall(call, client, "stop")
-        end)
-      end
-    end,
     on_exit = function(code, signal, id)
       vim.schedule(function()
         local st = state(id)
         if not st.ready then
           if not st.failed and not st.stopping then
             failure = string.format(
-              "Recall: the server exited (code %s%s) before it was ready; run %s in a terminal to see why",
+              "Recall: the server exited (code %s%s) before it was ready; run `%s` in a terminal to see why",
               tostring(code),
               signal and signal ~= 0 and (", signal " .. signal) or "",
               table.concat(config.options.cmd, " ")
@@ -229,7 +279,9 @@ function M.ensure()
   local conf = client_config()
   local ok, id
   if has011 then
-    ok, id = pcall(vim.lsp.start, conf, { attach = false, reuse_client = reuse })
+    ok, id = pcall(guarded_start, function()
+      return vim.lsp.start(conf, { attach = false, reuse_client = reuse })
+    end)
   else
     -- A client that vim.lsp.start made for a buffer is reused (0.8-0.10).
     for _, c in ipairs(vim.lsp.get_active_clients()) do
@@ -237,10 +289,12 @@ function M.ensure()
         return remember(c.id)
       end
     end
-    ok, id = pcall(vim.lsp.start_client, conf)
+    ok, id = pcall(guarded_start, function()
+      return vim.lsp.start_client(conf)
+    end)
   end
   if not ok or not id then
-    return nil, "Recall: starting " .. table.concat(conf.cmd, " ") .. " failed: " .. tostring(id)
+    return nil, "Recall: starting " .. table.concat(config.options.cmd, " ") .. " failed: " .. tostring(id)
   end
   return remember(id)
 end
@@ -269,7 +323,9 @@ function M.attach(bufnr)
   local id
   -- vim.lsp.start attaches the current buffer (opts.bufnr is 0.9+).
   vim.api.nvim_buf_call(bufnr, function()
-    id = vim.lsp.start(client_config(), { reuse_client = reuse, bufnr = bufnr })
+    id = guarded_start(function()
+      return vim.lsp.start(client_config(), { reuse_client = reuse, bufnr = bufnr })
+    end)
   end)
   return remember(id)
 end
@@ -304,13 +360,6 @@ function M.when_ready(cb)
   end
 end
 
-local function message_of(err)
-  if type(err) == "table" then
-    return err.message or vim.inspect(err)
-  end
-  return tostring(err)
-end
-M.message_of = message_of
 
 -- Lua's {} would go out as a JSON array; the server wants an object.
 local function object(params)
