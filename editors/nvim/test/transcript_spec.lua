@@ -109,7 +109,9 @@ T.run("gx on a link in a file buffer's hover works too", function()
 end)
 
 T.run(":help recall lands on the introduction", function()
-  local doc = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h:h") .. "/doc"
+  -- The plugin's own help file (run.sh may point the runtimepath at
+  -- another copy of the plugin).
+  local doc = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file("doc/recall.txt", false)[1], ":h")
   local rt = T.env.tmp .. "/helprt"
   vim.fn.mkdir(rt .. "/doc", "p")
   vim.fn.writefile(vim.fn.readfile(doc .. "/recall.txt"), rt .. "/doc/recall.txt")

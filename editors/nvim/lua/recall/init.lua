@@ -37,16 +37,6 @@ local function progress(msg)
 end
 M._progress = progress
 
--- The server repeats its notices (e.g. "no embedding model") on every
--- search; each is said once per session, not once per search.
-local said = {}
-local function notice(n)
-  local msg = "Recall: " .. tostring(type(n) == "table" and (n.message or vim.inspect(n)) or n)
-  if not said[msg] then
-    said[msg] = true
-    notify(msg)
-  end
-end
 
 -- clip cuts s to at most width display cells, marking the cut with "…".
 local function clip(s, width)
@@ -66,6 +56,36 @@ end
 local function one_line(s, width)
   s = tostring(s or ""):gsub("%s+", " "):gsub("^ ", "")
   return clip(s, width)
+end
+
+-- The server repeats its notices (e.g. "no embedding model") on every
+-- search; each is said once per session, not once per search, and after
+-- the picker: Neovim's own vim.notify echoes, and a message wider than the
+-- command line, or one below the picker's rows, stops the screen at "Press
+-- ENTER". There it is one line after a redraw (:checkhealth recall has the
+-- full text).
+local said = {}
+local function notices(list)
+  for _, n in ipairs(list or {}) do
+    local msg = "Recall: " .. tostring(type(n) == "table" and (n.message or vim.inspect(n)) or n)
+    if not said[msg] then
+      said[msg] = true
+      local info = debug.getinfo(vim.notify, "S")
+      local src = info and info.source or ""
+      -- vim/_editor.lua up to 0.11; 0.12 compiles it in without a source
+      -- name ("?"). A notification plugin's vim.notify is a Lua file.
+      local builtin = src == "?" or src:find("vim/_editor.lua", 1, true) or src:find("vim/_core/editor.lua", 1, true)
+      local room = math.max((vim.v.echospace or vim.o.columns) - 1, 20)
+      if builtin then
+        -- After Neovim's own picker (an inputlist) its rows are still on
+        -- the screen; a message below them would ask for Enter.
+        vim.cmd("redraw")
+        vim.api.nvim_echo({ { clip(msg, room) } }, true, {})
+      else
+        notify(msg)
+      end
+    end
+  end
 end
 
 -- "2026-11-29T18:54:47.735Z" -> "2026-11-29 18:54"
@@ -227,13 +247,10 @@ function M.search(query, opts)
     if err then
       return fail(err)
     end
-    for _, n in ipairs(res.notices or {}) do
-      notice(n)
-    end
     local hits = M.dedupe(res.hits or {})
     if #hits == 0 then
       notify(string.format("Recall: no hits for %q", query), vim.log.levels.WARN)
-      return
+      return notices(res.notices)
     end
     picker.pick(hits, {
       prompt = query == "" and string.format("Recall: recent activity (%d)", #hits)
@@ -246,6 +263,7 @@ function M.search(query, opts)
     }, function(hit)
       M.open_hit(hit, query)
     end)
+    notices(res.notices)
   end)
 end
 

@@ -62,7 +62,9 @@ end
 -- UI plugin (dressing.nvim, fzf-lua, telescope-ui-select…) replaced it.
 local function builtin()
   local info = debug.getinfo(vim.ui.select, "S")
-  return info ~= nil and (info.source or ""):find("vim/ui.lua", 1, true) ~= nil
+  local src = info and info.source or ""
+  -- "?": compiled into Neovim without a source name (a plugin's is a file).
+  return src == "?" or src:find("vim/ui.lua", 1, true) ~= nil
 end
 M.builtin = builtin
 
