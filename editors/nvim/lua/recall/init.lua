@@ -121,11 +121,18 @@ function M.hit_kind(hit)
   return kind ~= "" and kind or (hit.role or "")
 end
 
--- snippet_for is the snippet from a little before its first highlight, so
--- that the match shows even when only part of the snippet fits.
+-- snippet_for is the snippet from a little before its longest highlight
+-- (the best match; shorter ones are often near-misses such as ERROR for
+-- ERR_QUOTA_7731), so that it shows when only part of the snippet fits.
 local function snippet_for(hit, room)
   local snip = tostring(hit.snippet or "")
-  local first = hit.highlights and hit.highlights[1] and tonumber(hit.highlights[1][1])
+  local first, longest = nil, -1
+  for _, r in ipairs(hit.highlights or {}) do
+    local a, b = tonumber(r[1]), tonumber(r[2])
+    if a and b and b - a > longest then
+      first, longest = a, b - a
+    end
+  end
   local lead = math.floor(room / 4)
   if first and first > lead then
     snip = "…" .. vim.fn.strcharpart(snip, first - lead):gsub("^…", "")
