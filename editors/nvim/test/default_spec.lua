@@ -69,7 +69,16 @@ T.run("setup({}) then :RecallSearch, warm: picker within 1 s, transcript opens",
   local first = ms_since(t0)
   T.ok(first < 1000, string.format("first results after %.0f ms on a warm index (want < 1000, server start included)", first))
   T.out(string.format("    first results after %.0f ms (warm index, server start included)", first))
-  local i, hit = T.find_label(sel, "Fixed the retry storm")
+  -- The assistant's answer; its row shows the part of the snippet around
+  -- the best match, so find it by its snippet.
+  local i, hit
+  for n, h in ipairs(sel.items) do
+    if (h.snippet or ""):find("Fixed the retry storm", 1, true) then
+      i, hit = n, h
+      break
+    end
+  end
+  T.ok(hit, "a hit on the answer \"Fixed the retry storm…\"; rows:\n  " .. table.concat(sel.labels, "\n  "))
   sel.choose(hit, i)
   local buf = T.wait_loaded()
   T.contains(vim.api.nvim_buf_get_name(buf), "recall://session/" .. hit.sessionId, "transcript buffer")
