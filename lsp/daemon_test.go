@@ -128,7 +128,9 @@ func (d *testDaemons) forwardWith(o sessionOptions) *session {
 			t.Errorf("forwarder did not stop")
 		}
 	})
-	s.initialize(o)
+	if !o.skipInit {
+		s.initialize(o)
+	}
 	return s
 }
 
@@ -196,5 +198,22 @@ func TestServeFlags(t *testing.T) {
 	env["RECALL_DAEMON_IDLE"] = "soon"
 	if _, err := parse(); err == nil || !strings.Contains(err.Error(), "RECALL_DAEMON_IDLE") {
 		t.Errorf("a bad RECALL_DAEMON_IDLE: %v, want an error naming it", err)
+	}
+}
+
+// Neovim's setup({}) sends initializationOptions as []: the forwarder must
+// read that as no options and reach the daemon (it used to fail to decode
+// it and serve in-process, without the shared engine), which then answers
+// from the demo history since this HOME has none.
+func TestForwarderEmptyArrayOptions(t *testing.T) {
+	d := newTestDaemons(t, time.Minute)
+	s := d.forwardWith(sessionOptions{skipInit: true})
+	raw, err := s.call("initialize", map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{},
+		"initializationOptions": []any{}})
+	if err != nil || !strings.Contains(string(raw), `"executeCommandProvider"`) {
+		t.Fatalf("initialize with []: %s %v", raw, err)
+	}
+	if n := d.spawned.Load(); n != 1 {
+		t.Errorf("%d daemons started, want 1 (the forwarder fell back to serving in-process)", n)
 	}
 }

@@ -1,8 +1,10 @@
 package lsp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 
@@ -25,6 +27,28 @@ type InitOptions struct {
 // initOptionNames lists the fields of InitOptions for error messages.
 const initOptionNames = "db, index, excludeSession, watch, noRedact"
 
+// decodeInitOptions reads initializationOptions. Absent, null, {} and []
+// are no options: Neovim encodes an empty Lua table (setup({})) as [].
+func decodeInitOptions(raw []byte) (InitOptions, error) {
+	var opts InitOptions
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return opts, nil
+	}
+	if trimmed[0] == '[' {
+		var list []json.RawMessage
+		if json.Unmarshal(trimmed, &list) == nil && len(list) == 0 {
+			return opts, nil
+		}
+		return opts, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
+			"invalid initializationOptions: got an array, want an object such as {\"db\": \"/path/to/opencode.db\"}; valid fields: %s", initOptionNames)
+	}
+	if err := decodeStrict(trimmed, &opts); err != nil {
+		return opts, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: %s", err, initOptionNames)
+	}
+	return opts, nil
+}
+
 // initialize opens the engine with the client's options and answers with
 // the capabilities.
 func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
@@ -32,11 +56,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	if err := protocol.Unmarshal(raw, &p); err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize params: %v", err)
 	}
-	var opts InitOptions
-	if len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
-		if err := decodeStrict(p.InitializationOptions, &opts); err != nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid initializationOptions: %v; valid fields: %s", err, initOptionNames)
-		}
+	opts, err := decodeInitOptions(p.InitializationOptions)
+	if err != nil {
+		return nil, err
 	}
 	key := hostKey{source: cmp.Or(opts.DB, s.cfg.DB), index: cmp.Or(opts.Index, s.cfg.Index), noRedact: s.cfg.NoRedact}
 	if key.source != "" {

@@ -249,6 +249,44 @@ func TestBadInitializationOptions(t *testing.T) {
 	}
 }
 
+// Neovim encodes an empty Lua table as [] (issue 14): `[]`, `{}`, null
+// and no options at all mean "no options"; any other array is an error that
+// names the field.
+func TestEmptyInitializationOptions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts any
+		omit bool
+	}{
+		{name: "empty array", opts: []any{}},
+		{name: "empty object", opts: map[string]any{}},
+		{name: "null", opts: nil},
+		{name: "absent", omit: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startSession(t, sessionOptions{skipInit: true})
+			params := map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{}}
+			if !c.omit {
+				params["initializationOptions"] = c.opts
+			}
+			raw, err := s.call("initialize", params)
+			if err != nil {
+				t.Fatalf("initialize with %s initializationOptions: %v", c.name, err)
+			}
+			if !strings.Contains(string(raw), `"executeCommandProvider"`) {
+				t.Errorf("initialize result has no capabilities: %s", raw)
+			}
+		})
+	}
+	s := startSession(t, sessionOptions{skipInit: true})
+	_, err := s.call("initialize", map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{},
+		"initializationOptions": []any{"db", "/x"}})
+	if got := wireCode(t, err); got != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "initializationOptions") ||
+		!strings.Contains(err.Error(), "object") {
+		t.Errorf("a non-empty array: %v, want -32602 saying initializationOptions must be an object", err)
+	}
+}
+
 // The advertised list and the docs follow the command table.
 func TestCommandListFollowsTable(t *testing.T) {
 	names := CommandNames()

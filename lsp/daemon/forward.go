@@ -60,16 +60,24 @@ func (f *Forwarder) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 	var first struct {
 		Method string `json:"method"`
 		Params struct {
-			InitializationOptions struct {
-				DB    string `json:"db"`
-				Index string `json:"index"`
-			} `json:"initializationOptions"`
+			InitializationOptions json.RawMessage `json:"initializationOptions"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &first) != nil || first.Method != "initialize" {
 		return fallback(errors.New("the first message is not an initialize"))
 	}
-	opts := first.Params.InitializationOptions
+	// Neovim sends an empty Lua table as [], which means no options (the
+	// server says so too); anything else that is not an object is for the
+	// server to refuse, in its own words.
+	var opts struct {
+		DB    string `json:"db"`
+		Index string `json:"index"`
+	}
+	if raw := bytes.TrimSpace(first.Params.InitializationOptions); len(raw) > 0 && raw[0] == '{' {
+		if json.Unmarshal(raw, &opts) != nil {
+			return fallback(errors.New("initializationOptions is not a valid object"))
+		}
+	}
 	res, err := engine.Resolve(engine.Options{DBPath: absOrEmpty(cmp.Or(opts.DB, f.DB)),
 		IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
 	if err != nil {

@@ -42,6 +42,10 @@ command("RecallAttach", function()
   recall().attach(0)
 end, { desc = "Recall: attach the server to this buffer (hover, code lens)" })
 
+command("RecallRestart", function()
+  recall().restart()
+end, { desc = "Recall: restart the server (after a failed start or a new binary)" })
+
 vim.api.nvim_create_autocmd("BufReadCmd", {
   group = vim.api.nvim_create_augroup("RecallTranscripts", { clear = true }),
   -- Also matches recall://…; recall:/session/… are the server's own URIs.

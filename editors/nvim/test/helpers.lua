@@ -18,6 +18,11 @@ T.env = {
   tmp = assert(os.getenv("RECALL_TEST_TMP"), "RECALL_TEST_TMP is not set"),
 }
 
+-- Headless Neovim is 80 columns wide; the specs assert on picker labels
+-- that the plugin clips to the width, so give them a common terminal's.
+vim.o.columns = 160
+vim.o.lines = 40
+
 -- Everything the plugin says through vim.notify, for assertions and for
 -- the failure report.
 T.messages = {}
@@ -28,7 +33,10 @@ end
 -- vim.ui.select / vim.ui.input are Neovim's UI hooks; the tests stand in for
 -- the user: they record what would be shown and choose.
 T.select = nil
+T.select_count = 0
+T.builtin_select = vim.ui.select
 vim.ui.select = function(items, opts, on_choice)
+  T.select_count = T.select_count + 1
   local labels = {}
   for i, item in ipairs(items) do
     labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
@@ -105,6 +113,42 @@ function T.find_label(sel, needle)
   T.fail(string.format("no picker item contains %q; items:\n  %s", needle, table.concat(sel.labels, "\n  ")))
 end
 
+-- wait_loaded waits until a recall: transcript buffer has its text (the
+-- plugin loads them without blocking) and returns it.
+function T.wait_loaded(bufnr, ms)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  T.wait(ms or 15000, function()
+    return vim.api.nvim_buf_is_valid(bufnr) and vim.b[bufnr].recall ~= nil
+  end, "transcript " .. vim.api.nvim_buf_get_name(bufnr) .. " to load")
+  return bufnr
+end
+
+-- messages is what :messages holds now.
+function T.messages_text()
+  return vim.fn.execute("messages")
+end
+
+-- Words that must never reach the user: a Lua stack trace, or Neovim
+-- telling them the plugin uses a deprecated API.
+local BAD = { "deprecated", "stack traceback", "E5108", "Keyboard interrupt" }
+
+local checked_upto = 0
+local function bad_output()
+  local found = {}
+  local text = T.messages_text()
+  local new = text:sub(checked_upto + 1)
+  checked_upto = #text
+  for _, m in ipairs(T.messages) do
+    new = new .. "\n" .. m.msg
+  end
+  for _, word in ipairs(BAD) do
+    if new:find(word, 1, true) then
+      table.insert(found, word)
+    end
+  end
+  return #found > 0 and (table.concat(found, ", ") .. " in:\n" .. new) or nil
+end
+
 function T.lines(bufnr)
   return vim.api.nvim_buf_get_lines(bufnr or 0, 0, -1, false)
 end
@@ -118,6 +162,13 @@ function T.run(name, fn)
     return tostring(e) .. "\n" .. debug.traceback("", 2)
   end)
   local ms = ((vim.uv or vim.loop).hrtime() - start) / 1e6
+  if ok and not T.allow_bad then
+    local bad = bad_output()
+    if bad then
+      ok, err = false, "the user saw " .. bad
+    end
+  end
+  T.allow_bad = nil
   if ok then
     T.passed = T.passed + 1
     out(string.format("  ok   %s (%.0f ms)", name, ms))
@@ -136,11 +187,15 @@ end
 
 function T.finish()
   out(string.format("%d passed, %d failed", T.passed, T.failures))
+  -- A clean shutdown (shutdown + exit), so the server's log says so.
   pcall(function()
+    local c = require("recall.client").current()
     require("recall.client").stop()
-    vim.wait(2000, function()
-      return require("recall.client").current() == nil
-    end)
+    if c then
+      vim.wait(3000, function()
+        return vim.lsp.get_client_by_id(c.id) == nil
+      end, 20)
+    end
   end)
   if T.failures > 0 then
     vim.cmd("cq 1")

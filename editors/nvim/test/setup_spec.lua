@@ -63,7 +63,7 @@ T.run("filetypes limits the buffers attached", function()
     return vim.lsp.buf_is_attached(py, c.id)
   end, "the python buffer attached")
   T.ok(not vim.lsp.buf_is_attached(vim.fn.bufnr(T.env.tmp .. "/d.txt"), c.id), "the text buffer is not attached")
-  T.eq(#vim.tbl_filter(function(x) return x.name == "recall" end, vim.lsp.get_active_clients()), 1, "one recall client")
+  T.eq(#vim.tbl_filter(function(x) return x.name == "recall" end, (vim.lsp.get_clients or vim.lsp.get_active_clients)()), 1, "one recall client")
 end)
 
 T.run("the initializationOptions carry db and index", function()
@@ -108,6 +108,7 @@ T.run("picker = telescope drives Telescope's picker API", function()
   selected = entry
   seen.on_select()
   T.ok(seen.closed, "the picker closed")
+  T.wait_loaded()
   T.contains(vim.api.nvim_buf_get_name(0), "recall://session/ses_dd7571907ffe5vPpW7vxTE77tW", "the hit opened")
   for k in pairs(package.loaded) do
     if k:find("^telescope") then package.loaded[k] = nil end

@@ -24,12 +24,68 @@ local function fail(err)
   end
 end
 
+-- progress shows what is under way ("Recall: searching …") in the command
+-- line without adding to :messages, and in g:recall_status for statuslines;
+-- nil clears it.
+local function progress(msg)
+  vim.g.recall_status = msg or ""
+  if msg then
+    vim.api.nvim_echo({ { msg, "Comment" } }, false, {})
+  elseif vim.fn.mode() == "n" then
+    vim.api.nvim_echo({ { "" } }, false, {})
+  end
+end
+M._progress = progress
+
+
+-- clip cuts s to at most width display cells, marking the cut with "…".
+local function clip(s, width)
+  if vim.fn.strdisplaywidth(s) <= width then
+    return s
+  end
+  local n = width - 1
+  local cut = vim.fn.strcharpart(s, 0, n)
+  while n > 0 and vim.fn.strdisplaywidth(cut) > width - 1 do
+    n = n - 1
+    cut = vim.fn.strcharpart(s, 0, n)
+  end
+  return cut .. "…"
+end
+
+-- one_line squeezes s to one line of at most width display cells.
 local function one_line(s, width)
   s = tostring(s or ""):gsub("%s+", " "):gsub("^ ", "")
-  if vim.fn.strchars(s) > width then
-    s = vim.fn.strcharpart(s, 0, width - 1) .. "…"
+  return clip(s, width)
+end
+
+-- The server repeats its notices (e.g. "no embedding model") on every
+-- search; each is said once per session, not once per search, and after
+-- the picker: Neovim's own vim.notify echoes, and a message wider than the
+-- command line, or one below the picker's rows, stops the screen at "Press
+-- ENTER". There it is one line after a redraw (:checkhealth recall has the
+-- full text).
+local said = {}
+local function notices(list)
+  for _, n in ipairs(list or {}) do
+    local msg = "Recall: " .. tostring(type(n) == "table" and (n.message or vim.inspect(n)) or n)
+    if not said[msg] then
+      said[msg] = true
+      local info = debug.getinfo(vim.notify, "S")
+      local src = info and info.source or ""
+      -- vim/_editor.lua up to 0.11; 0.12 compiles it in without a source
+      -- name ("?"). A notification plugin's vim.notify is a Lua file.
+      local builtin = src == "?" or src:find("vim/_editor.lua", 1, true) or src:find("vim/_core/editor.lua", 1, true)
+      local room = math.max((vim.v.echospace or vim.o.columns) - 1, 20)
+      if builtin then
+        -- After Neovim's own picker (an inputlist) its rows are still on
+        -- the screen; a message below them would ask for Enter.
+        vim.cmd("redraw")
+        vim.api.nvim_echo({ { clip(msg, room) } }, true, {})
+      else
+        notify(msg)
+      end
+    end
   end
-  return s
 end
 
 -- "2026-11-29T18:54:47.735Z" -> "2026-11-29 18:54"
@@ -50,9 +106,62 @@ end
 
 -- Labels (also what the tests assert on) --------------------------------
 
-function M.hit_label(hit)
-  local what = hit.tool and hit.tool ~= "" and (hit.tool .. " " .. (hit.kind or "")) or (hit.role or hit.kind or "")
-  return string.format("%s · %s · %s — %s", one_line(hit.title, 60), vim.trim(what), short_time(hit.time), one_line(hit.snippet, 140))
+-- hit_kind says what matched: "title", "user"/"assistant" for prose, the
+-- tool and its side ("bash output", "edit tool"), or the part's kind.
+function M.hit_kind(hit)
+  local kind = hit.kind or ""
+  local tool = hit.tool or ""
+  if kind == "title" then
+    return "title"
+  elseif tool ~= "" then
+    return vim.trim(tool .. " " .. kind)
+  elseif kind == "text" and (hit.role or "") ~= "" then
+    return hit.role
+  end
+  return kind ~= "" and kind or (hit.role or "")
+end
+
+-- snippet_for is the snippet from a little before its longest highlight
+-- (the best match; shorter ones are often near-misses such as ERROR for
+-- ERR_QUOTA_7731), so that it shows when only part of the snippet fits.
+local function snippet_for(hit, room)
+  local snip = tostring(hit.snippet or "")
+  local first, longest = nil, -1
+  for _, r in ipairs(hit.highlights or {}) do
+    local a, b = tonumber(r[1]), tonumber(r[2])
+    if a and b and b - a > longest then
+      first, longest = a, b - a
+    end
+  end
+  local lead = math.floor(room / 4)
+  if first and first > lead then
+    snip = "…" .. vim.fn.strcharpart(snip, first - lead):gsub("^…", "")
+  end
+  return one_line(snip, room)
+end
+
+-- hit_label is one line: title · kind · time · snippet, clipped to width
+-- (default: the editor's width less what a picker puts before a row).
+function M.hit_label(hit, width)
+  width = width or math.max(vim.o.columns - 6, 40)
+  local head = string.format("%s · %s · %s · ", one_line(hit.title, math.min(60, math.floor(width * 0.4))), M.hit_kind(hit), short_time(hit.time))
+  local room = width - vim.fn.strdisplaywidth(head)
+  return clip(head .. snippet_for(hit, math.max(room, 10)), width)
+end
+
+-- dedupe drops hits a picker would show twice: the same cursor (a tool
+-- call and its output are one part) or the same one-line label.
+function M.dedupe(hits)
+  local seen, out = {}, {}
+  for _, h in ipairs(hits) do
+    local key = h.cursor or (tostring(h.sessionId) .. "/" .. tostring(h.partId) .. "/" .. tostring(h.kind))
+    local label = M.hit_label(h)
+    if not seen[key] and not seen[label] then
+      seen[key], seen[label] = true, true
+      table.insert(out, h)
+    end
+  end
+  return out
 end
 
 function M.session_label(s)
@@ -60,7 +169,9 @@ function M.session_label(s)
   if s.archived then
     counts = counts .. ", archived"
   end
-  return string.format("%s  (%s · %s · %s)", one_line(s.title ~= "" and s.title or s.id, 70), counts, short_time(s.updated), short_dir(s.directory))
+  local width = math.max(vim.o.columns - 6, 40)
+  local label = string.format("%s  (%s · %s · %s)", one_line(s.title ~= "" and s.title or s.id, math.min(70, math.floor(width * 0.5))), counts, short_time(s.updated), short_dir(s.directory))
+  return clip(label, width)
 end
 
 local function hit_preview(hit)
@@ -111,8 +222,13 @@ end
 
 -- Commands -----------------------------------------------------------------
 
+-- The search in flight; a newer one cancels it (its answer would arrive
+-- late and open a stale picker).
+local searching
+
 -- search runs `query` (asks for it when nil) and shows the hits in a picker.
 -- opts: limit, and any recall/search param (directory, role, tool, mode, …).
+-- It returns at once; the picker opens when the answer comes.
 function M.search(query, opts)
   if query == nil then
     vim.ui.input({ prompt = "Recall search: " }, function(input)
@@ -123,27 +239,38 @@ function M.search(query, opts)
     return
   end
   local params = vim.tbl_extend("force", { query = query, limit = config.options.search_limit }, opts or {})
-  client.request("recall/search", params, function(err, res)
+  if searching then
+    searching.handle.cancel()
+  end
+  local token = {}
+  searching = token
+  progress(query == "" and "Recall: listing recent activity…" or string.format("Recall: searching %q…", query))
+  token.handle = client.request("recall/search", params, function(err, res)
+    if searching ~= token then
+      return -- superseded
+    end
+    searching = nil
+    progress(nil)
     if err then
       return fail(err)
     end
-    for _, n in ipairs(res.notices or {}) do
-      notify("Recall: " .. tostring(type(n) == "table" and (n.message or vim.inspect(n)) or n))
-    end
-    local hits = res.hits or {}
+    local hits = M.dedupe(res.hits or {})
     if #hits == 0 then
       notify(string.format("Recall: no hits for %q", query), vim.log.levels.WARN)
-      return
+      return notices(res.notices)
     end
     picker.pick(hits, {
       prompt = query == "" and string.format("Recall: recent activity (%d)", #hits)
         or string.format("Recall: %d hit%s for %q (%s)", #hits, #hits == 1 and "" or "s", query, res.mode or "?"),
       kind = "recall.hit",
-      format_item = M.hit_label,
+      format_item = function(hit)
+        return M.hit_label(hit)
+      end,
       preview = hit_preview,
     }, function(hit)
       M.open_hit(hit, query)
     end)
+    notices(res.notices)
   end)
 end
 
@@ -154,7 +281,9 @@ function M.sessions(filter, opts)
   if filter and filter ~= "" then
     params.filter = filter
   end
+  progress("Recall: listing sessions…")
   client.request("recall/sessions", params, function(err, res)
+    progress(nil)
     if err then
       return fail(err)
     end
@@ -187,18 +316,27 @@ end
 
 -- read opens the window a cursor names (every hit and session has one);
 -- mode: around|next|prev|head|tail|full, limit: messages in the window.
+-- A session id or a recall: URI works too, with the same mode and limit.
 function M.read(cursor, mode, limit)
   if not cursor or cursor == "" then
     notify("Recall: :RecallRead needs a cursor (from a search hit, a session or a transcript's nav)", vim.log.levels.ERROR)
     return
   end
-  -- Also a session id (from a hover) or a recall: URI.
+  if limit ~= nil and limit ~= "" and not tonumber(limit) then
+    notify(string.format("Recall: :RecallRead limit must be a number of messages, got %q", tostring(limit)), vim.log.levels.ERROR)
+    return
+  end
   if cursor:match("^ses_[%w_]+$") then
-    return transcript.open(transcript.session_name(cursor))
+    return transcript.open(transcript.session_name(cursor, nil, mode, limit))
   end
   local rest = cursor:match("^recall:/+(.+)$")
   if rest then
-    return transcript.open("recall://" .. rest)
+    local name = "recall://" .. rest
+    local extra = transcript.query(nil, mode, limit)
+    if extra ~= "" then
+      name = name .. (name:find("?", 1, true) and ("&" .. extra:sub(2)) or extra)
+    end
+    return transcript.open(name)
   end
   return transcript.open(transcript.read_name(cursor, mode, limit))
 end
@@ -210,7 +348,9 @@ function M.file_sessions(path, lens)
   path = path and path ~= "" and path or vim.api.nvim_buf_get_name(0)
   path = vim.fn.fnamemodify(path, ":p")
   local limit = math.min(math.max(lens and tonumber(lens.total) or config.options.sessions_limit, 1), 200)
+  progress("Recall: finding the sessions that touched " .. vim.fn.fnamemodify(path, ":t") .. "…")
   client.request("recall/files", { path = path, limit = limit }, function(err, res)
+    progress(nil)
     local items = res and res.sessions or {}
     if err then
       if not (lens and lens.sessionIds) then
@@ -260,8 +400,38 @@ function M.attach(bufnr)
   return c
 end
 
+-- restart stops the server and starts it again (after a failed start, or
+-- to pick up a new binary), attaching the buffers setup attaches.
+function M.restart()
+  client.stop()
+  client.reset()
+  M._start_failed = nil
+  vim.defer_fn(function()
+    local any = false
+    if config.options.autostart and M._setup_done then
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if vim.api.nvim_buf_is_loaded(b) and wants(b) then
+          any = M.attach(b) ~= nil or any
+        end
+      end
+    end
+    if not any then
+      client.when_ready(function(_, err)
+        if err then
+          fail(err)
+        else
+          notify("Recall: the server is running")
+        end
+      end)
+    end
+  end, 100)
+end
+
 function M.setup(opts)
   config.set(opts)
+  client.reset()
+  M._start_failed = nil
+  M._setup_done = true
   local group = vim.api.nvim_create_augroup("RecallAttach", { clear = true })
   if config.options.autostart then
     vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "FileType" }, {

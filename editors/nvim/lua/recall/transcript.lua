@@ -12,23 +12,29 @@ local config = require("recall.config")
 
 local M = {}
 
-function M.session_name(session_id, around)
-  local name = "recall://session/" .. session_id
-  if around and around ~= "" then
-    name = name .. "?around=" .. around
-  end
-  return name
-end
-
-function M.read_name(cursor, mode, limit)
+-- query is "?around=…&mode=…&limit=N" with the parts given, or "".
+function M.query(around, mode, limit)
   local q = {}
+  if around and around ~= "" then
+    table.insert(q, "around=" .. around)
+  end
   if mode and mode ~= "" then
     table.insert(q, "mode=" .. mode)
   end
   if tonumber(limit) then
     table.insert(q, "limit=" .. tonumber(limit))
   end
-  return "recall://read/" .. cursor .. (#q > 0 and ("?" .. table.concat(q, "&")) or "")
+  return #q > 0 and ("?" .. table.concat(q, "&")) or ""
+end
+
+-- session_name is the buffer name of a session's transcript; around (a
+-- msg_ id), mode and limit are optional.
+function M.session_name(session_id, around, mode, limit)
+  return "recall://session/" .. session_id .. M.query(around, mode, limit)
+end
+
+function M.read_name(cursor, mode, limit)
+  return "recall://read/" .. cursor .. M.query(nil, mode, limit)
 end
 
 local function parse_query(q)
@@ -99,7 +105,22 @@ local function nav_keymaps(bufnr)
   vim.keymap.set("n", "q", "<cmd>bdelete<cr>", vim.tbl_extend("force", opts, { desc = "Recall: close" }))
 end
 
--- load fills bufnr from the server (the BufReadCmd of recall: names).
+-- after_load[bufnr]: what to do once the buffer's text arrived (put the
+-- cursor on a hit).
+local after_load = {}
+
+local function loaded(bufnr)
+  local fns = after_load[bufnr] or {}
+  after_load[bufnr] = nil
+  for _, f in ipairs(fns) do
+    f()
+  end
+  vim.api.nvim_exec_autocmds("User", { pattern = "RecallTranscriptLoaded", modeline = false })
+end
+
+-- load fills bufnr from the server (the BufReadCmd of recall: names). It
+-- does not wait: the buffer says "loading" until the answer comes, and
+-- b:recall is set when it did ({ error = … } when it failed).
 function M.load(bufnr, name)
   local bo = function(k, v)
     vim.bo[bufnr][k] = v
@@ -107,17 +128,27 @@ function M.load(bufnr, name)
   bo("buftype", "nofile")
   bo("swapfile", false)
   bo("bufhidden", "hide")
+  bo("filetype", "markdown")
+  nav_keymaps(bufnr)
+  vim.b[bufnr].recall = nil
   local method, params = M.request_for(name)
-  local result, err
-  if method then
-    result, err = client.request_sync(method, params, config.options.timeout_ms)
-  else
-    err = "Recall: " .. params
-  end
-  if not result then
+  local function show_error(err)
     set_lines(bufnr, { "Recall could not open " .. name, "", err })
+    vim.b[bufnr].recall = { error = err }
     vim.notify(err, vim.log.levels.ERROR)
-  else
+    loaded(bufnr)
+  end
+  if not method then
+    return show_error("Recall: " .. params)
+  end
+  set_lines(bufnr, { "Recall: loading " .. name .. "…" })
+  client.request(method, params, function(err, result)
+    if not vim.api.nvim_buf_is_valid(bufnr) then
+      return
+    end
+    if err or not result then
+      return show_error(err or ("Recall: " .. method .. ": no answer"))
+    end
     set_lines(bufnr, vim.split(result.text or "", "\n", { plain = true }))
     local s = result.session or {}
     vim.api.nvim_buf_set_var(bufnr, "recall", {
@@ -128,9 +159,33 @@ function M.load(bufnr, name)
       anchor = result.anchor,
       nav = result.nav,
     })
+    -- Attached, the server knows the text: hover works on the ids in it.
+    require("recall.client").attach(bufnr)
+    loaded(bufnr)
+  end)
+end
+
+-- on_loaded runs fn once bufnr's text is there (at once if it is).
+function M.on_loaded(bufnr, fn)
+  local info = vim.b[bufnr].recall
+  if info ~= nil then
+    return fn()
   end
-  bo("filetype", "markdown")
-  nav_keymaps(bufnr)
+  after_load[bufnr] = after_load[bufnr] or {}
+  table.insert(after_load[bufnr], fn)
+end
+
+local function jump_to(bufnr, text)
+  local pattern = "\\V\\c" .. vim.fn.escape(text, "\\")
+  for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+    vim.api.nvim_win_call(win, function()
+      vim.fn.cursor(1, 1)
+      if vim.fn.search(pattern, "cW") > 0 then
+        vim.cmd("normal! zz")
+      end
+    end)
+    return
+  end
 end
 
 -- open shows a recall: buffer. opts.cmd: edit|split|vsplit|tabedit (default
@@ -156,14 +211,13 @@ function M.open(name, opts)
   else
     vim.cmd(cmd .. " " .. vim.fn.fnameescape(name))
   end
+  local bufnr = vim.api.nvim_get_current_buf()
   if opts.jump and opts.jump ~= "" then
-    local pattern = "\\V\\c" .. vim.fn.escape(opts.jump, "\\")
-    vim.fn.cursor(1, 1)
-    if vim.fn.search(pattern, "cW") > 0 then
-      vim.cmd("normal! zz")
-    end
+    M.on_loaded(bufnr, function()
+      jump_to(bufnr, opts.jump)
+    end)
   end
-  return vim.api.nvim_get_current_buf()
+  return bufnr
 end
 
 return M
