@@ -108,7 +108,8 @@ func TestEveryServerCommandIsTyped(t *testing.T) {
 		"export interface InitOptions {",
 		"  invalidParams: -32602,",
 		`export const Scheme = "recall";`,
-		`export type ReadMode = "around" | "next" | "prev" | "head" | "tail" | "full";`,
+		`export const ReadModeValues = ["around", "next", "prev", "head", "tail", "full"] as const;`,
+		"export type ReadMode = (typeof ReadModeValues)[number];",
 		"  mode?: SearchMode;", // a params enum
 		"  mode: Mode;",        // what ran, in a result
 	} {

@@ -344,6 +344,7 @@ func (g *gen) assignNames() error {
 	}
 	for n := range g.unions {
 		taken[n] = "a union of string values"
+		taken[n+"Values"] = "the values of " + n
 	}
 	var pairs []string
 	bases := make([]string, 0, len(byBase))
@@ -415,10 +416,13 @@ func (g *gen) writeUnions(b *bytes.Buffer) {
 		for _, v := range g.unions[n].Values {
 			vals = append(vals, quote(v))
 		}
+		// The values at run time too (a client validates or offers them
+		// from the same list), and the type from them.
 		if d := g.unions[n].Doc; d != "" {
 			fmt.Fprintf(b, "/** %s */\n", jsdoc(d))
 		}
-		fmt.Fprintf(b, "export type %s = %s;\n\n", n, strings.Join(vals, " | "))
+		fmt.Fprintf(b, "export const %sValues = [%s] as const;\n", n, strings.Join(vals, ", "))
+		fmt.Fprintf(b, "export type %s = (typeof %sValues)[number];\n\n", n, n)
 	}
 }
 

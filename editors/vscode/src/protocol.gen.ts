@@ -113,28 +113,36 @@ export type RequestParams<M extends keyof RequestTypes> = RequestTypes[M][0];
 export type RequestResult<M extends keyof RequestTypes> = RequestTypes[M][1];
 
 /** render.Format: how a window or an export is written. */
-export type Format = "chatml" | "markdown" | "json" | "jsonl";
+export const FormatValues = ["chatml", "markdown", "json", "jsonl"] as const;
+export type Format = (typeof FormatValues)[number];
 
 /** The values of a group param. */
-export type Group = "session" | "none";
+export const GroupValues = ["session", "none"] as const;
+export type Group = (typeof GroupValues)[number];
 
 /** model.Kind: what a part of a message is. */
-export type Kind = "text" | "reasoning" | "tool" | "output" | "patch" | "subtask" | "file" | "title" | "summary" | "other";
+export const KindValues = ["text", "reasoning", "tool", "output", "patch", "subtask", "file", "title", "summary", "other"] as const;
+export type Kind = (typeof KindValues)[number];
 
 /** query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity). */
-export type Mode = "auto" | "lexical" | "semantic" | "hybrid" | "recent";
+export const ModeValues = ["auto", "lexical", "semantic", "hybrid", "recent"] as const;
+export type Mode = (typeof ModeValues)[number];
 
 /** The values of a read format param. */
-export type ReadFormat = "chatml" | "markdown" | "json";
+export const ReadFormatValues = ["chatml", "markdown", "json"] as const;
+export type ReadFormat = (typeof ReadFormatValues)[number];
 
 /** The values of a read mode param. */
-export type ReadMode = "around" | "next" | "prev" | "head" | "tail" | "full";
+export const ReadModeValues = ["around", "next", "prev", "head", "tail", "full"] as const;
+export type ReadMode = (typeof ReadModeValues)[number];
 
 /** The values of a role param. */
-export type Role = "user" | "assistant" | "system";
+export const RoleValues = ["user", "assistant", "system"] as const;
+export type Role = (typeof RoleValues)[number];
 
 /** The values of a mode param. */
-export type SearchMode = "auto" | "lexical" | "semantic" | "hybrid";
+export const SearchModeValues = ["auto", "lexical", "semantic", "hybrid"] as const;
+export type SearchMode = (typeof SearchModeValues)[number];
 
 /** engine.EmbedResult (in a result). */
 export interface EmbedResult {
