@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -399,4 +400,79 @@ func TestGenerationRefusesWhatItCannotKnow(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.typ, err, c.want)
 		}
 	}
+}
+
+// TestClientsCopyNoWireKnowledge: the clients' own sources declare none of
+// the generated names (a hand-written Hit or SyncResult is the drift this
+// package ends), write recall: URIs only in vscode's uri.ts (the one
+// place), and hold no pattern of a cursor's shape (cursors are opaque:
+// the server checks them).
+func TestClientsCopyNoWireKnowledge(t *testing.T) {
+	src, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^export (?:interface|type|const) (\w+)`).FindAllSubmatch(src, -1) {
+		names = append(names, string(m[1]))
+	}
+	if len(names) < 20 {
+		t.Fatalf("found %d generated names; the pattern is broken", len(names))
+	}
+	// A declaration, not an import list's "type Hit,": a type alias and a
+	// variable need their "=" (or ":").
+	decl := regexp.MustCompile(`(?m)^[ \t]*(?:export[ \t]+)?(?:(?:interface|class|enum)[ \t]+(` + strings.Join(names, "|") + `)\b|type[ \t]+(` +
+		strings.Join(names, "|") + `)\b[^=\n,]*=|(?:const|let|var)[ \t]+(` + strings.Join(names, "|") + `)[ \t]*[:=])`)
+	uriBuild := regexp.MustCompile(`["'\x60][^"'\x60\n]*/session/`)
+	cursorShape := regexp.MustCompile(`rc\\?d|rc1\\?\.|\^rc`)
+	files, err := filepath.Glob(filepath.Join(clientRoot, "editors", "*", "src", "*.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 8 {
+		t.Fatalf("found %d client sources under editors/*/src; the glob is broken", len(files))
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".gen.ts") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(clientRoot, f)
+		rel = filepath.ToSlash(rel)
+		for _, m := range decl.FindAllSubmatchIndex(b, -1) {
+			var name []byte
+			for g := 2; g+1 < len(m); g += 2 {
+				if m[g] >= 0 {
+					name = b[m[g]:m[g+1]]
+				}
+			}
+			t.Errorf("%s:%d declares %s, which protocol.gen.ts generates; import it from there", rel, line(b, m[0]), name)
+		}
+		if rel != "editors/vscode/src/uri.ts" {
+			for _, m := range uriBuild.FindAllIndex(b, -1) {
+				if comment(b, m[0]) {
+					continue
+				}
+				t.Errorf("%s:%d writes a recall: URI; clients open the URIs the server gives (vscode builds its fallback in src/uri.ts only)", rel, line(b, m[0]))
+			}
+		}
+		for _, m := range cursorShape.FindAllIndex(b, -1) {
+			t.Errorf("%s:%d knows a cursor's shape (%s); cursors are opaque: pass them to the server, which checks them", rel, line(b, m[0]), b[m[0]:m[1]])
+		}
+	}
+}
+
+// clientRoot is the repository root, where editors/ is.
+var clientRoot = filepath.Join("..", "..")
+
+func line(b []byte, off int) int { return bytes.Count(b[:off], []byte("\n")) + 1 }
+
+// comment: the offset is on a comment line (// or a /** */ block's *).
+func comment(b []byte, off int) bool {
+	start := bytes.LastIndexByte(b[:off], '\n') + 1
+	l := bytes.TrimSpace(b[start:off])
+	return bytes.HasPrefix(l, []byte("//")) || bytes.HasPrefix(l, []byte("*")) || bytes.HasPrefix(l, []byte("/*"))
 }

@@ -44,7 +44,7 @@ import { classifyInput, isSessionId, messageLine, SCHEME, SessionTarget, session
 const SEARCH_DEBOUNCE_MS = 150;
 
 /** Client-side command ids. They must not collide with the server's executeCommandProvider list (recall.search, recall.read, recall.sessions, recall.status, recall.sync, recall.files, recall.reindex), which vscode-languageclient registers itself. */
-const Commands = {
+const ExtensionCommands = {
   search: 'recall.searchHistory',
   browse: 'recall.browseSessions',
   open: 'recall.openTranscript',
@@ -67,13 +67,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, transcripts),
-    vscode.commands.registerCommand(Commands.search, (query?: unknown) => run(() => searchHistory(typeof query === 'string' ? query : ''))),
-    vscode.commands.registerCommand(Commands.browse, () => run(browseSessions)),
-    vscode.commands.registerCommand(Commands.open, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
-    vscode.commands.registerCommand(Commands.reindex, () => run(reindex)),
-    vscode.commands.registerCommand(Commands.restart, () => run(restartClient)),
-    vscode.commands.registerCommand(Commands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
-    vscode.commands.registerCommand(Commands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.search, (query?: unknown) => run(() => searchHistory(typeof query === 'string' ? query : ''))),
+    vscode.commands.registerCommand(ExtensionCommands.browse, () => run(browseSessions)),
+    vscode.commands.registerCommand(ExtensionCommands.open, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.reindex, () => run(reindex)),
+    vscode.commands.registerCommand(ExtensionCommands.restart, () => run(restartClient)),
+    vscode.commands.registerCommand(ExtensionCommands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void run(restartClient);
     }),
