@@ -378,7 +378,20 @@ type (
 	withChan struct {
 		C chan int `json:"c"`
 	}
+	stringOrList []string // what InitOptions.db may become: a path or a list of them
+	withDecoder  struct {
+		DB stringOrList `json:"db,omitempty"`
+	}
 )
+
+func (l *stringOrList) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*l = stringOrList{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(l))
+}
 
 func (selfCoded) MarshalJSON() ([]byte, error) { return []byte(`"?"`), nil }
 
@@ -391,7 +404,8 @@ func TestGenerationRefusesWhatItCannotKnow(t *testing.T) {
 		want string
 	}{
 		{reflect.TypeFor[withUnlist](), "tsgen.withUnlist.u: the named string type tsgen.unlisted has no list of values; add it to stringTypes"},
-		{reflect.TypeFor[withSelf](), "tsgen.withSelf.s: tsgen.selfCoded has its own JSON encoding (MarshalJSON); add its TypeScript to special"},
+		{reflect.TypeFor[withSelf](), "tsgen.withSelf.s: tsgen.selfCoded has its own JSON encoding (MarshalJSON); add its TypeScript to overrides"},
+		{reflect.TypeFor[withDecoder](), "tsgen.withDecoder.db: tsgen.stringOrList has its own JSON decoding (UnmarshalJSON); add the TypeScript of what it accepts to overrides"},
 		{reflect.TypeFor[withChan](), "tsgen.withChan.c: chan int (chan) does not encode as JSON"},
 	} {
 		g := newGen()
@@ -399,6 +413,15 @@ func TestGenerationRefusesWhatItCannotKnow(t *testing.T) {
 		if err := g.err(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.typ, err, c.want)
 		}
+	}
+
+	// Said by hand, such a type is written as said.
+	overrides[reflect.TypeFor[stringOrList]()] = "string | string[]"
+	defer delete(overrides, reflect.TypeFor[stringOrList]())
+	g := newGen()
+	g.ref(reflect.TypeFor[withDecoder](), input)
+	if got := renderStruct(t, g, reflect.TypeFor[withDecoder]()); !strings.Contains(got, "  db?: string | string[];\n") {
+		t.Errorf("an override is not used:\n%s", got)
 	}
 }
 

@@ -75,13 +75,23 @@ var (
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	numberType    = reflect.TypeFor[json.Number]()
 	marshalerType = reflect.TypeFor[json.Marshaler]()
+	unmarshalType = reflect.TypeFor[json.Unmarshaler]()
 	textType      = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+// overrides are the TypeScript of the wire types that encode (or decode)
+// themselves: a MarshalJSON may write anything, and an UnmarshalJSON may
+// accept more than its struct (a string or a list, say), so such a type
+// needs its TypeScript said here, by hand, next to a comment on why.
+var overrides = map[reflect.Type]string{}
+
 // special is the TypeScript of a type that encodes itself ("" for one
 // that encoding/json walks), or an error for one this generator cannot
-// know: a MarshalJSON may write anything.
+// know.
 func special(t reflect.Type) (string, error) {
+	if s, ok := overrides[t]; ok {
+		return s, nil
+	}
 	switch t {
 	case timeType:
 		return "string", nil // RFC 3339
@@ -94,7 +104,10 @@ func special(t reflect.Type) (string, error) {
 		return "", nil
 	}
 	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
-		return "", fmt.Errorf("%s has its own JSON encoding (MarshalJSON); add its TypeScript to special in internal/tsgen", t)
+		return "", fmt.Errorf("%s has its own JSON encoding (MarshalJSON); add its TypeScript to overrides in internal/tsgen", t)
+	}
+	if t.Implements(unmarshalType) || reflect.PointerTo(t).Implements(unmarshalType) {
+		return "", fmt.Errorf("%s has its own JSON decoding (UnmarshalJSON); add the TypeScript of what it accepts to overrides in internal/tsgen", t)
 	}
 	if t.Implements(textType) || reflect.PointerTo(t).Implements(textType) {
 		return "string", nil
