@@ -499,3 +499,12 @@ func comment(b []byte, off int) bool {
 	l := bytes.TrimSpace(b[start:off])
 	return bytes.HasPrefix(l, []byte("//")) || bytes.HasPrefix(l, []byte("*")) || bytes.HasPrefix(l, []byte("/*"))
 }
+
+// BenchmarkGenerate: the freshness test runs this once per go test.
+func BenchmarkGenerate(b *testing.B) {
+	for b.Loop() {
+		if _, err := Generate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

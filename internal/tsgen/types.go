@@ -132,7 +132,7 @@ func (g *gen) walk(t reflect.Type, dir direction, where string) {
 		}
 		u, ok := stringTypes[t]
 		if !ok {
-			g.fail(where, "the named string type %s has no list of values; add it to stringTypes in internal/tsgen (from the engine's exported list)", t)
+			g.fail(where, "the named string type %s has no list of values; add it to stringTypes in internal/tsgen (from the engine's exported list), or to overrides as \"string\" if its values are open (a name, an id)", t)
 			return
 		}
 		u.goType = true
