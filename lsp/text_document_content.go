@@ -27,9 +27,7 @@ func (s *Server) textDocumentContent(ctx context.Context, raw jsonrpc2.RawMessag
 // transcript is recall/transcript {uri}: the same read for clients without
 // 3.18, answered with the full read result.
 func (s *Server) transcript(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
-	var p struct {
-		URI string `json:"uri"`
-	}
+	var p transcriptParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v; recall/transcript takes {uri}", err)
 	}
@@ -38,6 +36,11 @@ func (s *Server) transcript(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 		return nil, err
 	}
 	return encodeResult(res)
+}
+
+// transcriptParams are recall/transcript's params.
+type transcriptParams struct {
+	URI string `json:"uri"`
 }
 
 func (s *Server) readTranscript(ctx context.Context, u string) (engine.ReadResult, error) {

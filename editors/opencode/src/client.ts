@@ -5,7 +5,15 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import rpc from "vscode-jsonrpc/node.js"
 import type { MessageConnection } from "vscode-jsonrpc/node.js"
-import { ErrorCodes, Requests, type InitOptions, type SyncResult } from "./protocol.js"
+import {
+  ErrorCodes,
+  Requests,
+  type InitOptions,
+  type RequestParams,
+  type RequestResult,
+  type RequestTypes,
+  type SyncResult,
+} from "./protocol.gen.js"
 
 /** Why a call failed; the tools turn each into a message for the agent. */
 export type FailureKind =
@@ -118,8 +126,11 @@ export class RecallServer {
     return this.inst?.alive ? this.inst.proc.pid : undefined
   }
 
-  /** Sends a request, starting (or restarting) the server when needed. */
-  async request<R>(method: string, params: unknown, call: CallOptions = {}): Promise<R> {
+  /**
+   * Sends a request, starting (or restarting) the server when needed; its
+   * params and result are the ones the server's Go types declare for it.
+   */
+  async request<M extends keyof RequestTypes>(method: M, params: RequestParams<M>, call: CallOptions = {}): Promise<RequestResult<M>> {
     if (call.signal?.aborted) throw new RecallError("cancelled", "cancelled")
     const inst = await withAbort(this.ensure(), call.signal)
     if (inst.firstSync) {
@@ -128,7 +139,7 @@ export class RecallServer {
       inst.firstSync = undefined
       await withAbort(Promise.race([first.catch(() => undefined), delay(this.opts.firstSyncMs)]), call.signal)
     }
-    return this.send<R>(inst, method, params, call)
+    return this.send<RequestResult<M>>(inst, method, params, call)
   }
 
   /**
@@ -149,7 +160,7 @@ export class RecallServer {
           const inst = this.inst
           if (!inst?.alive) return undefined
           const res = await this.send<SyncResult>(inst, Requests.sync, {}, { timeoutMs: 5 * this.opts.requestTimeoutMs })
-          this.log(`sync: idle=${res.idle ?? false} added=${res.added ?? 0} updated=${res.updated ?? 0} busy=${res.busy ?? false}`)
+          this.log(`sync: idle=${res.idle} added=${res.added} updated=${res.updated} busy=${res.busy ?? false}`)
           if (!this.syncAgain) return res
         } while (true)
       } catch (err) {

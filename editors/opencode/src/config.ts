@@ -4,7 +4,7 @@
 
 import * as os from "node:os"
 import * as path from "node:path"
-import type { InitOptions } from "./protocol.js"
+import type { InitOptions } from "./protocol.gen.js"
 
 /** Options of the plugin entry in opencode.json; every field is optional. */
 export interface RecallOptions {

@@ -1,7 +1,7 @@
 // Compact text for the agent: numbered anchors it can name in history_read
 // ({hit: N}), one line of context each, the cursor last.
 
-import type { Hit, ReadResult, SearchResult, SessionInfo, SessionsResult } from "./protocol.js"
+import type { Freshness, Hit, ReadResult, SearchResult, SessionInfo, SessionsResult } from "./protocol.gen.js"
 
 /** Snippets are one line of at most this many characters: enough to judge a hit, cheap in tokens. */
 export const SnippetChars = 220
@@ -77,7 +77,7 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
  */
 export const LagNoticeMs = 60_000
 
-export function lagging(index: SearchResult["index"], now = Date.now()): boolean {
+export function lagging(index: Pick<Freshness, "busy" | "stale" | "syncedAt"> | undefined, now = Date.now()): boolean {
   if (!index) return false
   if (index.busy) return true
   if (!index.stale) return false
@@ -118,7 +118,7 @@ export function formatSessions(res: SessionsResult, sessions: SessionInfo[], vie
 }
 
 /** The read window as the server renders it, plus one line on paging. */
-export function formatRead(res: ReadResult): string {
+export function formatRead(res: Pick<ReadResult, "text" | "range">): string {
   const r = res.range
   const lines = [res.text.trimEnd()]
   if (r && r.total > 0) {
@@ -132,7 +132,7 @@ export function formatRead(res: ReadResult): string {
 }
 
 /** A short title for the tool part OpenCode shows. */
-export function readTitle(res: ReadResult): string {
+export function readTitle(res: Pick<ReadResult, "session" | "range">): string {
   const r = res.range
   const title = res.session?.title || res.session?.id || "session"
   return r ? `${title} (${r.first}-${r.last}/${r.total})` : title

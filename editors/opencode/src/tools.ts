@@ -7,21 +7,29 @@ import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin
 import { RecallError, type CallOptions } from "./client.js"
 import { formatRead, formatSearch, formatSessions, readTitle } from "./format.js"
 import {
+  KindValues,
+  ReadModeValues,
   Requests,
+  SearchModeValues,
   type ReadMode,
   type ReadParams,
-  type ReadResult,
+  type RequestParams,
+  type RequestResult,
+  type RequestTypes,
+  type Role,
+  type SearchMode,
   type SearchParams,
-  type SearchResult,
   type SessionInfo,
   type SessionsParams,
-  type SessionsResult,
-} from "./protocol.js"
+} from "./protocol.gen.js"
 
 /** What the tools need from the server (RecallServer, or a fake in tests). */
 export interface Caller {
-  request<R>(method: string, params: unknown, call?: CallOptions): Promise<R>
+  request<M extends keyof RequestTypes>(method: M, params: RequestParams<M>, call?: CallOptions): Promise<RequestResult<M>>
 }
+
+/** The roles an agent may filter on: what the user wrote, or what the assistant did (system prompts are OpenCode's, not the session's). */
+export const SearchRoles = ["user", "assistant"] as const satisfies readonly Role[]
 
 /** Hits shown by default: enough to choose from, few tokens. */
 export const DefaultSearchLimit = 8
@@ -105,10 +113,10 @@ export interface SearchArgs {
   directory?: string
   after?: string
   before?: string
-  role?: string
+  role?: Role
   kind?: string
   tool?: string
-  mode?: string
+  mode?: SearchMode
 }
 
 /** history_search arguments -> recall/search params; the current session family is excluded. */
@@ -119,10 +127,13 @@ export function searchParams(args: SearchArgs, ctx: Pick<ToolContext, "sessionID
   }
   const directory = resolveDirectory(args.directory, ctx.directory)
   if (directory) p.directory = directory
-  for (const k of ["after", "before", "role", "kind", "tool", "mode"] as const) {
+  for (const k of ["after", "before", "kind", "tool"] as const) {
     const v = opt(args[k])
     if (v) p[k] = v
   }
+  // The tool's schema holds role and mode to their values; the server checks them again.
+  if (args.role) p.role = args.role
+  if (args.mode) p.mode = args.mode
   if (ctx.sessionID) p.excludeSession = ctx.sessionID
   return p
 }
@@ -166,7 +177,6 @@ export interface ReadArgs {
   limit?: number
 }
 
-const readModes: ReadMode[] = ["around", "next", "prev", "head", "tail", "full"]
 
 /** history_read arguments -> recall/read params, or an error for the agent. */
 export function readParams(args: ReadArgs, sessionID: string, memory: HitMemory): ReadParams | { error: string } {
@@ -189,8 +199,8 @@ export function readParams(args: ReadArgs, sessionID: string, memory: HitMemory)
   const p: ReadParams = { cursor, format: "chatml" }
   const mode = opt(args.mode)
   if (mode) {
-    if (!readModes.includes(mode as ReadMode)) {
-      return { error: `invalid mode "${mode}": use one of ${readModes.join(", ")}` }
+    if (!(ReadModeValues as readonly string[]).includes(mode)) {
+      return { error: `invalid mode "${mode}": use one of ${ReadModeValues.join(", ")}` }
     }
     p.mode = mode as ReadMode
   }
@@ -262,9 +272,15 @@ export interface ToolSettings {
   rootOf?: (sessionID: string) => Promise<string>
 }
 
-async function run<R>(s: ToolSettings, toolName: string, method: string, params: unknown, ctx: ToolContext): Promise<R> {
+async function run<M extends keyof RequestTypes>(
+  s: ToolSettings,
+  toolName: string,
+  method: M,
+  params: RequestParams<M>,
+  ctx: ToolContext,
+): Promise<RequestResult<M>> {
   try {
-    return await s.server.request<R>(method, params, { signal: ctx.abort })
+    return await s.server.request(method, params, { signal: ctx.abort })
   } catch (err) {
     throw new Error(describeFailure(err, toolName))
   }
@@ -300,15 +316,15 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
       directory: z.string().optional().describe('Only sessions under this directory ("." = the current project)'),
       after: z.string().optional().describe("Only after this time: 2026-11-01, 2d, 3h, yesterday"),
       before: z.string().optional().describe("Only before this time"),
-      role: z.enum(["user", "assistant"]).optional().describe("Only what the user wrote, or what the assistant did"),
-      kind: z.string().optional().describe("Comma list of: text, reasoning, tool, output, patch, subtask, file, title, summary"),
+      role: z.enum(SearchRoles).optional().describe("Only what the user wrote, or what the assistant did"),
+      kind: z.string().optional().describe(`Comma list of: ${KindValues.join(", ")}`),
       tool: z.string().optional().describe("Comma list of tool names whose calls to search (bash, edit, read, ...)"),
-      mode: z.enum(["auto", "lexical", "semantic", "hybrid"]).optional().describe("Ranking (default auto)"),
+      mode: z.enum(SearchModeValues).optional().describe("Ranking (default auto)"),
     },
     async execute(args, ctx) {
       const params = searchParams(args, ctx)
       if (params.excludeSession && s.rootOf) params.excludeSession = await s.rootOf(params.excludeSession)
-      const res = await run<SearchResult>(s, "history_search", Requests.search, params, ctx)
+      const res = await run(s, "history_search", Requests.search, params, ctx)
       const hits = res.hits ?? []
       s.memory.remember(
         ctx.sessionID,
@@ -318,7 +334,7 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
       return {
         title: `${hits.length} hit${hits.length === 1 ? "" : "s"}: ${params.query || "recent activity"}`,
         output: formatSearch(res, { query: params.query, cwd: ctx.directory, excluded: Boolean(params.excludeSession) }),
-        metadata: { hits: hits.length, mode: res.mode ?? "" },
+        metadata: { hits: hits.length, mode: res.mode },
       }
     },
   })
@@ -328,17 +344,17 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     args: {
       hit: z.number().int().min(1).optional().describe("Result number N of your last history_search or history_sessions"),
       cursor: z.string().optional().describe("A cursor from a hit, a session, or a <nav> line (instead of hit)"),
-      mode: z.enum(["around", "next", "prev", "head", "tail", "full"]).optional().describe("Which window (default around the hit)"),
+      mode: z.enum(ReadModeValues).optional().describe("Which window (default around the hit)"),
       limit: z.number().int().min(1).max(500).optional().describe("Messages in the window (default 12, max 50; full: max 500)"),
     },
     async execute(args, ctx) {
       const params = readParams(args, ctx.sessionID, s.memory)
       if ("error" in params) throw new Error(params.error)
-      const res = await run<ReadResult>(s, "history_read", Requests.read, params, ctx)
+      const res = await run(s, "history_read", Requests.read, params, ctx)
       return {
         title: readTitle(res),
         output: formatRead(res),
-        metadata: { sessionId: res.session?.id ?? "", range: res.range ?? null },
+        metadata: { sessionId: res.session?.id ?? "", range: res.range ?? null }, // an old server may send neither
       }
     },
   })
@@ -355,7 +371,7 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     },
     async execute(args, ctx) {
       const params = sessionsParams(args, ctx)
-      const res = await run<SessionsResult>(s, "history_sessions", Requests.sessions, params, ctx)
+      const res = await run(s, "history_sessions", Requests.sessions, params, ctx)
       const root = s.rootOf ? await s.rootOf(ctx.sessionID) : ctx.sessionID
       const { kept, hidden } = withoutFamily(res.sessions ?? [], [ctx.sessionID, root])
       s.memory.remember(

@@ -2,7 +2,6 @@
 // read-only transcripts on top of it. Hover, code lens and workspace symbols
 // come straight from the server; this file only wires VS Code to it.
 
-import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
@@ -17,7 +16,18 @@ import { RESTART_KEYS, serverLaunch } from './config';
 import { LatestRunner } from './debounce';
 import { hitItem, oneLine, sessionItem } from './format';
 import { OPEN_URI_COMMAND, rewriteRecallLinks } from './links';
-import type { Hit, ReadResult, SearchResult, SessionInfo, SessionsResult } from './protocol';
+import {
+  ClientCommands,
+  Notifications,
+  type FileLensArgs,
+  type Hit,
+  type ReadResult,
+  type RequestResult,
+  type RequestTypes,
+  type SearchResult,
+  type SessionInfo,
+  type SessionsResult,
+} from './protocol.gen';
 import {
   filesRequest,
   locateCursorRequest,
@@ -28,33 +38,21 @@ import {
   sessionsRequest,
   transcriptRequest,
 } from './requests';
-import {
-  classifyInput,
-  formatUri,
-  isCursor,
-  isSessionId,
-  messageLine,
-  SCHEME,
-  TranscriptTarget,
-  transcriptUri,
-} from './uri';
+import { classifyInput, isSessionId, messageLine, SCHEME, SessionTarget, sessionUri } from './uri';
 
 /** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
 const SEARCH_DEBOUNCE_MS = 150;
 
 /** Client-side command ids. They must not collide with the server's executeCommandProvider list (recall.search, recall.read, recall.sessions, recall.status, recall.sync, recall.files, recall.reindex), which vscode-languageclient registers itself. */
-const Commands = {
+const ExtensionCommands = {
   search: 'recall.searchHistory',
   browse: 'recall.browseSessions',
   open: 'recall.openTranscript',
   reindex: 'recall.reindexHistory',
   restart: 'recall.restartServer',
-  fileSessions: 'recall.showFileSessions',
+  fileSessions: ClientCommands.showFileSessions,
   openUri: OPEN_URI_COMMAND,
 } as const;
-
-/** When set (by the e2e test), each opened transcript is also written here as JSON. */
-const TEST_OUT_ENV = 'RECALL_VSCODE_TEST_OUT';
 
 let output: vscode.OutputChannel;
 let client: LanguageClient | undefined;
@@ -69,13 +67,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, transcripts),
-    vscode.commands.registerCommand(Commands.search, (query?: unknown) => run(() => searchHistory(typeof query === 'string' ? query : ''))),
-    vscode.commands.registerCommand(Commands.browse, () => run(browseSessions)),
-    vscode.commands.registerCommand(Commands.open, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
-    vscode.commands.registerCommand(Commands.reindex, () => run(reindex)),
-    vscode.commands.registerCommand(Commands.restart, () => run(restartClient)),
-    vscode.commands.registerCommand(Commands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
-    vscode.commands.registerCommand(Commands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.search, (query?: unknown) => run(() => searchHistory(typeof query === 'string' ? query : ''))),
+    vscode.commands.registerCommand(ExtensionCommands.browse, () => run(browseSessions)),
+    vscode.commands.registerCommand(ExtensionCommands.open, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.reindex, () => run(reindex)),
+    vscode.commands.registerCommand(ExtensionCommands.restart, () => run(restartClient)),
+    vscode.commands.registerCommand(ExtensionCommands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void run(restartClient);
     }),
@@ -122,7 +120,7 @@ function createClient(): LanguageClient {
     },
   };
   const c = new LanguageClient('recall', 'Recall', serverOptions, clientOptions);
-  c.onNotification('recall/indexUpdated', () => {
+  c.onNotification(Notifications.indexUpdated, () => {
     transcripts.refreshAll();
     for (const refresh of liveViews) refresh();
   });
@@ -208,12 +206,15 @@ function isCancelled(err: unknown): boolean {
   return err instanceof vscode.CancellationError || (typeof err === 'object' && err !== null && (err as { code?: number }).code === -32800);
 }
 
-async function request<R>(req: Req<unknown>, token?: vscode.CancellationToken): Promise<R> {
+/** Sends a request; its result type is the one the server's Go types declare for that method. */
+async function request<M extends keyof RequestTypes>(req: Req<M>, token?: vscode.CancellationToken): Promise<RequestResult<M>> {
   const { method, params } = req;
   const c = await ensureClient();
   // Pass the token only when there is one: sendRequest(method, params, undefined)
   // sends [params, null] as positional params, which the server rejects.
-  return token ? c.sendRequest<R>(method, params, token as LspCancellationToken) : c.sendRequest<R>(method, params);
+  return token
+    ? c.sendRequest<RequestResult<M>>(method, params, token as LspCancellationToken)
+    : c.sendRequest<RequestResult<M>>(method, params);
 }
 
 /** An AbortSignal as a CancellationToken (the debouncer speaks AbortSignal). */
@@ -230,15 +231,27 @@ function tokenFor(signal: AbortSignal): vscode.CancellationToken {
 class TranscriptProvider implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
-  /** The last read result per document, for titles and the test report. */
-  readonly results = new Map<string, ReadResult>();
+  /**
+   * The server's own string of each URI opened (by vscode.Uri's string),
+   * sent back verbatim: vscode.Uri re-encodes what it parses, and a URI is
+   * the server's to read, not ours to rewrite.
+   */
+  private readonly wire = new Map<string, string>();
+
+  /** The document of a server-given URI. */
+  uri(serverUri: string): vscode.Uri {
+    const u = vscode.Uri.parse(serverUri, true);
+    this.wire.set(u.toString(), serverUri);
+    return u;
+  }
 
   async provideTextDocumentContent(uri: vscode.Uri, token: vscode.CancellationToken): Promise<string> {
     // vscode-languageclient 9 has no workspace/textDocumentContent, so this
     // is the server's documented fallback: recall/transcript {uri} runs the
-    // same read and returns the recall/read result.
-    const res = await request<ReadResult>(transcriptRequest(formatUri(uri)), token);
-    this.results.set(uri.toString(), res);
+    // same read and returns the recall/read result. A document VS Code
+    // restored from an earlier window has only its encoded form, which the
+    // server reads too.
+    const res = await request(transcriptRequest(this.wire.get(uri.toString()) ?? uri.toString()), token);
     return res.text;
   }
 
@@ -250,38 +263,52 @@ class TranscriptProvider implements vscode.TextDocumentContentProvider {
 }
 
 /**
- * Opens a session as a markdown transcript. The document is always the whole
- * session (one tab per session); revealIndex scrolls to that message.
+ * Opens a transcript document (a recall: URI the server gave, or a
+ * session's, see sessionUri) as markdown; revealIndex scrolls to that
+ * message.
  */
-async function openTranscript(target: TranscriptTarget, revealIndex?: number): Promise<void> {
-  const uri = vscode.Uri.from(transcriptUri(target));
-  let doc = await vscode.workspace.openTextDocument(uri);
+async function openDocument(serverUri: string, revealIndex?: number): Promise<void> {
+  let doc = await vscode.workspace.openTextDocument(transcripts.uri(serverUri));
   if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
   const line = revealIndex === undefined ? -1 : messageLine(doc.getText(), revealIndex);
   const at = line >= 0 ? new vscode.Range(line, 0, line, 0) : undefined;
   const editor = await vscode.window.showTextDocument(doc, { preview: true, ...(at ? { selection: at } : {}) });
   if (at) editor.revealRange(at, vscode.TextEditorRevealType.AtTop);
-  writeTestReport(doc, line);
+}
+
+/** Opens a session as its whole transcript (one tab per session), scrolled to message revealIndex when given. */
+function openSession(s: SessionTarget, revealIndex?: number): Promise<void> {
+  return openDocument(sessionUri(s), revealIndex);
+}
+
+/** The session a read names, or an error saying the server did not. */
+function readSession(res: ReadResult, what: string): SessionInfo {
+  if (!res.session?.id) throw new Error(`the server did not say which session the ${what} belongs to`);
+  return res.session;
 }
 
 /** Opens the session a cursor points into, scrolled to the cursor's message. */
 async function openCursor(cursor: string): Promise<void> {
   // A one-message window around the cursor names its session and the
   // message's index; the document itself is the whole session.
-  const res = await request<ReadResult>(locateCursorRequest(cursor));
-  const sessionId = res.session?.id;
-  if (!sessionId) throw new Error('the server did not say which session the cursor belongs to');
-  await openTranscript({ sessionId }, res.anchor ? res.range?.first : undefined);
+  const res = await request(locateCursorRequest(cursor));
+  await openSession(readSession(res, 'cursor'), res.anchor ? res.range.first : undefined);
 }
 
-/** Opens a recall: URI target: "around" becomes the whole session scrolled to that message. */
-async function openTarget(target: TranscriptTarget): Promise<void> {
-  if (!target.around || (target.mode && target.mode !== 'around')) {
-    await openTranscript(target);
+/**
+ * Opens a recall: URI (a hover link, or typed in): the server reads it. One
+ * that names a message (its read has an anchor) becomes the whole session
+ * scrolled to that message; any other opens as the document it names.
+ */
+async function openUri(uri: string): Promise<void> {
+  const res = await request(transcriptRequest(uri));
+  if (!res.anchor) {
+    await openDocument(uri);
     return;
   }
-  const res = await request<ReadResult>(locateMessageRequest(target.sessionId, target.around));
-  await openTranscript({ sessionId: target.sessionId }, res.range?.first);
+  const session = readSession(res, 'link');
+  const at = await request(locateMessageRequest(session.id, res.anchor));
+  await openSession(session, at.range.first);
 }
 
 async function openTranscriptCommand(arg?: unknown): Promise<void> {
@@ -290,7 +317,7 @@ async function openTranscriptCommand(arg?: unknown): Promise<void> {
     input = await vscode.window.showInputBox({
       title: 'Recall: Open Transcript',
       prompt: 'A cursor (from a search hit or `recall search`) or a session id (ses_…)',
-      placeHolder: 'rc1.… or ses_…',
+      placeHolder: 'a cursor or ses_…',
       value: idUnderCursor(),
       ignoreFocusOut: true,
       validateInput: (v) => {
@@ -305,9 +332,9 @@ async function openTranscriptCommand(arg?: unknown): Promise<void> {
     case 'cursor':
       return openCursor(c.cursor);
     case 'session':
-      return openTranscript({ sessionId: c.sessionId });
+      return openSession({ id: c.sessionId });
     case 'uri':
-      return openTarget(c.target);
+      return openUri(c.uri);
     case 'invalid':
       throw new Error(c.message);
   }
@@ -322,33 +349,19 @@ function argCursor(arg: unknown): string | undefined {
   return undefined;
 }
 
-/** A cursor or session id under the editor's selection, to prefill the input box. */
+/**
+ * The selection (a cursor, session id or URI someone selected) or the
+ * session id under the caret, to prefill the input box. Cursors are the
+ * server's to read, so only a selection offers one.
+ */
 function idUnderCursor(): string {
   const ed = vscode.window.activeTextEditor;
   if (!ed) return '';
   const selected = ed.document.getText(ed.selection).trim();
-  if (isCursor(selected) || isSessionId(selected)) return selected;
-  const range = ed.document.getWordRangeAtPosition(ed.selection.active, /rc\d+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|ses_[A-Za-z0-9]+/);
-  return range ? ed.document.getText(range) : '';
-}
-
-function writeTestReport(doc: vscode.TextDocument, line: number): void {
-  const out = process.env[TEST_OUT_ENV];
-  if (!out) return;
-  const res = transcripts.results.get(doc.uri.toString());
-  const report = {
-    uri: formatUri(doc.uri),
-    languageId: doc.languageId,
-    title: res?.session?.title ?? '',
-    sessionId: res?.session?.id ?? '',
-    revealedLine: line,
-    text: doc.getText(),
-  };
-  try {
-    fs.writeFileSync(out, JSON.stringify(report, null, 2));
-  } catch (err) {
-    output.appendLine(`test report ${out}: ${String(err)}`);
-  }
+  if (selected && classifyInput(selected).kind !== 'invalid') return selected;
+  const range = ed.document.getWordRangeAtPosition(ed.selection.active, /ses_[A-Za-z0-9]+/);
+  const word = range ? ed.document.getText(range) : '';
+  return isSessionId(word) ? word : '';
 }
 
 // ---------------------------------------------------------------------------
@@ -369,7 +382,7 @@ async function searchHistory(initial: string): Promise<void> {
   const home = os.homedir();
   const runner = new LatestRunner<string, SearchResult>(
     SEARCH_DEBOUNCE_MS,
-    (query, signal) => request<SearchResult>(searchRequest(query), tokenFor(signal)),
+    (query, signal) => request(searchRequest(query), tokenFor(signal)),
     (res, query) => {
       const hits = res.hits ?? [];
       const now = Date.now();
@@ -405,7 +418,7 @@ async function browseSessions(): Promise<void> {
   const home = os.homedir();
   const runner = new LatestRunner<string, SessionsResult>(
     SEARCH_DEBOUNCE_MS,
-    (filter, signal) => request<SessionsResult>(sessionsRequest(filter), tokenFor(signal)),
+    (filter, signal) => request(sessionsRequest(filter), tokenFor(signal)),
     (res) => {
       const now = Date.now();
       const items: SessionPick[] = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
@@ -414,7 +427,7 @@ async function browseSessions(): Promise<void> {
     (err) => showPickError(qp, err),
     (busy) => (qp.busy = busy),
   );
-  showLivePick(qp, runner, '', (item) => item.session && (() => openTranscript({ sessionId: item.session!.id })));
+  showLivePick(qp, runner, '', (item) => item.session && (() => openSession(item.session!)));
 }
 
 function showPickError<T extends vscode.QuickPickItem>(qp: vscode.QuickPick<T>, err: unknown): void {
@@ -453,55 +466,43 @@ function showLivePick<T extends vscode.QuickPickItem, R>(
 // ---------------------------------------------------------------------------
 // The code lens command: sessions that touched a file
 
-interface FileSessionsArg {
-  path: string;
-  total?: number;
-  sessionIds?: string[];
+interface FileSessionPick extends vscode.QuickPickItem {
+  session: SessionTarget;
 }
 
 async function showFileSessions(arg?: unknown): Promise<void> {
-  const a = arg as FileSessionsArg | undefined;
+  const a = arg as Partial<FileLensArgs> | undefined;
   if (!a || typeof a.path !== 'string') throw new Error('showFileSessions needs {path, sessionIds}');
   const home = os.homedir();
-  let items: SessionPick[];
+  let items: FileSessionPick[];
   try {
-    const res = await request<{ sessions: SessionInfo[] | null }>(filesRequest(a.path));
+    const res = await request(filesRequest(a.path));
     const now = Date.now();
     items = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
   } catch (err) {
     // Titles are a nicety; the ids from the lens still open.
     output.appendLine(`recall/files: ${String(err)}`);
-    items = (a.sessionIds ?? []).map((id) => ({ label: id, session: { id } as SessionInfo }));
+    items = (a.sessionIds ?? []).map((id) => ({ label: id, session: { id } }));
   }
   const pick = await vscode.window.showQuickPick(items, {
     title: `Recall: ${a.total ?? items.length} past sessions touched ${a.path.split('/').pop()}`,
     matchOnDescription: true,
   });
-  if (pick?.session) await openTranscript({ sessionId: pick.session.id });
+  if (pick) await openSession(pick.session);
 }
 
 // ---------------------------------------------------------------------------
 // Reindex
 
-interface SyncResult {
-  idle?: boolean;
-  added?: number;
-  updated?: number;
-  deleted?: number;
-  parts?: number;
-  tookMs?: number;
-  busy?: boolean;
-}
-
 async function reindex(): Promise<void> {
   const res = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: 'Recall: reindexing history…', cancellable: true },
-    (_progress, token) => request<SyncResult>(reindexRequest(), token),
+    (_progress, token) => request(reindexRequest(), token),
   );
-  const secs = ((res.tookMs ?? 0) / 1000).toFixed(1);
+  const secs = (res.tookMs / 1000).toFixed(1);
   const msg = res.busy
     ? 'Recall: another process is indexing; try again shortly.'
-    : `Recall: reindexed in ${secs}s (${res.added ?? 0} added, ${res.updated ?? 0} updated, ${res.deleted ?? 0} deleted, ${res.parts ?? 0} parts).`;
+    : `Recall: reindexed in ${secs}s (${res.added} added, ${res.updated} updated, ${res.deleted} deleted, ${res.parts} parts).`;
   void vscode.window.showInformationMessage(msg);
   transcripts.refreshAll();
 }

@@ -1,6 +1,6 @@
 // Pure formatting for quick picks: no vscode import, so node --test can run it.
 
-import type { Hit, SessionInfo } from './protocol';
+import type { Hit, SessionInfo } from './protocol.gen';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -1,23 +1,24 @@
-// The requests this extension sends, as data: method + params. Pure, no
-// vscode import, so the contract test can send exactly these to a real
-// `recall lsp` (test/unit/server.test.ts).
+// The requests this extension sends, as data: method + params, typed by
+// the generated protocol (each method's params and result come from the
+// server's Go types). Pure, no vscode import, so the contract test can
+// send exactly these to a real `recall lsp` (test/unit/server.test.ts).
 
-import type { ReadParams, SearchParams, SessionsParams } from './protocol';
-import { Requests } from './protocol';
-import { formatUri, TranscriptTarget, transcriptUri } from './uri';
+import { Requests, type RequestParams, type RequestTypes } from './protocol.gen';
+import { transcriptUri } from './uri';
 
 /** Rows per search; a quick pick shows ~10 at a time, the rest is scrolling room. */
 export const SEARCH_LIMIT = 30;
 /** Sessions per Browse Sessions / code lens page. */
 export const SESSIONS_LIMIT = 50;
 
-export interface Req<P> {
-  method: string;
-  params: P;
+/** One request: its method and the params that method takes. */
+export interface Req<M extends keyof RequestTypes> {
+  method: M;
+  params: RequestParams<M>;
 }
 
 /** Search History: one request per (debounced) query; the server ranks and groups. */
-export function searchRequest(query: string): Req<SearchParams> {
+export function searchRequest(query: string): Req<typeof Requests.search> {
   return { method: Requests.search, params: { query, limit: SEARCH_LIMIT } };
 }
 
@@ -26,29 +27,28 @@ export function searchRequest(query: string): Req<SearchParams> {
  * (session.id) and the message's index (range.first), so the client can
  * open the whole session scrolled to that message.
  */
-export function locateCursorRequest(cursor: string): Req<ReadParams> {
+export function locateCursorRequest(cursor: string): Req<typeof Requests.read> {
   return { method: Requests.read, params: { cursor, mode: 'around', limit: 1, format: 'markdown' } };
 }
 
-/** The same for a recall: URI naming a message (hover links, symbols). */
-export function locateMessageRequest(sessionId: string, messageId: string): Req<{ uri: string }> {
-  return transcriptRequest({ sessionId, around: messageId, mode: 'around', limit: 1 });
+/** The same for a message the server named by its session and message ids (a transcript's anchor). */
+export function locateMessageRequest(sessionId: string, messageId: string): Req<typeof Requests.transcript> {
+  return transcriptRequest(transcriptUri({ sessionId, around: messageId, limit: 1 }));
 }
 
 /** A transcript's text: recall/transcript {uri} (the fallback for workspace/textDocumentContent). */
-export function transcriptRequest(target: TranscriptTarget | string): Req<{ uri: string }> {
-  const uri = typeof target === 'string' ? target : formatUri(transcriptUri(target));
+export function transcriptRequest(uri: string): Req<typeof Requests.transcript> {
   return { method: Requests.transcript, params: { uri } };
 }
 
-export function sessionsRequest(filter: string): Req<SessionsParams> {
+export function sessionsRequest(filter: string): Req<typeof Requests.sessions> {
   return { method: Requests.sessions, params: { filter, limit: SESSIONS_LIMIT } };
 }
 
-export function filesRequest(path: string): Req<{ path: string; limit: number }> {
+export function filesRequest(path: string): Req<typeof Requests.files> {
   return { method: Requests.files, params: { path, limit: SESSIONS_LIMIT } };
 }
 
-export function reindexRequest(): Req<Record<string, never>> {
+export function reindexRequest(): Req<typeof Requests.reindex> {
   return { method: Requests.reindex, params: {} };
 }

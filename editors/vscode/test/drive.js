@@ -1,8 +1,11 @@
 // Drives code-server in headless Chromium: runs "Recall: Search History"
 // from the command palette, searches the fixture for a planted fact, opens
 // the hit and checks the transcript editor; then checks the server's hover
-// on a session id. Usage: node drive.js URL RUN_DIR SCREENSHOT.png
-// (NODE_PATH must reach playwright-core.) Steps print their elapsed time.
+// on a session id. Everything is read off the UI as a person would see it
+// (the editor tab, the status bar's language and caret line, the visible
+// text): the extension ships no test hook. Usage: node drive.js URL RUN_DIR
+// SCREENSHOT.png (NODE_PATH must reach playwright-core.) Steps print their
+// elapsed time.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -42,20 +45,39 @@ async function runCommand(page, title) {
   await page.keyboard.press('Enter');
 }
 
-/** Runs body, then waits for the extension's next transcript report and returns it (saved as transcript-<name>.json). */
-async function expectTranscript(page, name, body) {
-  const report = path.join(runDir, 'transcript.json');
-  const keep = path.join(runDir, 'transcript-main.json');
-  if (fs.existsSync(report)) fs.renameSync(report, keep);
-  await body();
-  const until = Date.now() + 30000;
-  while (!fs.existsSync(report) && Date.now() < until) await page.waitForTimeout(200);
-  if (!fs.existsSync(report)) throw new Error(`${name}: no transcript was opened`);
-  await page.waitForTimeout(100); // the report is written in one call; let it land
-  const r = JSON.parse(fs.readFileSync(report, 'utf8'));
-  fs.renameSync(report, path.join(runDir, `transcript-${name}.json`));
-  if (fs.existsSync(keep)) fs.renameSync(keep, report);
+/**
+ * What the active editor shows: its tab label (a transcript's is the
+ * session id, the last segment of its recall: URI), the status bar's
+ * language mode and caret line (1-based), and the visible text (Monaco
+ * renders spaces as NBSP; they come back as spaces). Saved as
+ * editor-<name>.json in the run dir for a failed run's post-mortem.
+ */
+async function readEditor(page, name) {
+  const tab = (await page.locator('.tabs-container .tab.active').first().innerText()).trim();
+  const language = (await page.locator('[id="status.editor.mode"]').first().innerText()).trim();
+  const caret = (await page.locator('[id="status.editor.selection"]').first().innerText()).trim(); // "Ln 12, Col 1"
+  const text = (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+  const m = /Ln (\d+)/.exec(caret);
+  const r = { tab, language, line: m ? Number(m[1]) : 0, text };
+  fs.writeFileSync(path.join(runDir, `editor-${name}.json`), JSON.stringify(r, null, 2));
   return r;
+}
+
+/** Runs body, then waits until a transcript of session is the active editor with want in view, and reads it. */
+async function expectTranscript(page, name, session, want, body) {
+  await body();
+  await page.locator('.tabs-container .tab.active', { hasText: session }).first().waitFor({ timeout: 30000 });
+  await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: want }).first().waitFor({ timeout: 30000 });
+  await page.waitForTimeout(300); // the status bar follows the editor
+  const r = await readEditor(page, name);
+  check(/markdown/i.test(r.language), `${name}: the transcript is in ${r.language}, want Markdown`);
+  return r;
+}
+
+/** Closes every editor, so the next transcript opens fresh (its caret where the extension puts it). */
+async function closeEditors(page) {
+  await runCommand(page, 'View: Close All Editors');
+  await page.locator('.tabs-container .tab').first().waitFor({ state: 'detached', timeout: 10000 }).catch(() => {});
 }
 
 function check(cond, msg) {
@@ -98,17 +120,16 @@ function check(cond, msg) {
     await page.screenshot({ path: path.join(runDir, 'search.png') });
     step(`search "${QUERY}" -> "${TITLE}"`);
 
-    await row.click();
     // The transcript editor: its tab names the session, its text shows the
-    // hit's message (revealed at the top). Monaco renders spaces as NBSP,
-    // so match space-free tokens.
-    await page.locator('.tabs-container .tab', { hasText: SESSION }).first().waitFor({ timeout: 30000 });
-    await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: QUERY }).first().waitFor({ timeout: 30000 });
-    const deadline = Date.now() + 15000;
-    while (!fs.existsSync(path.join(runDir, 'transcript.json')) && Date.now() < deadline) await page.waitForTimeout(200);
-    if (!fs.existsSync(path.join(runDir, 'transcript.json'))) throw new Error('the extension did not report the opened transcript');
-    await page.waitForTimeout(500);
+    // hit's message, revealed at the top with the caret on its heading.
+    let r = await expectTranscript(page, 'hit', SESSION, QUERY, () => row.click());
+    check(r.line > 1, `the hit's message was not revealed (caret on line ${r.line})`);
+    check(r.text.includes(`code=${QUERY}`), `the revealed window lacks code=${QUERY}`);
+    await page.waitForTimeout(300);
     await page.screenshot({ path: screenshot });
+    // The top of the same document is the session's title: the whole session, not a window.
+    await page.keyboard.press('Control+Home');
+    await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: `# ${TITLE}` }).first().waitFor({ timeout: 10000 });
     step('open hit -> transcript');
 
     // Hover from the server on a session id in a workspace file.
@@ -141,30 +162,31 @@ function check(cond, msg) {
 
     // The hover's "open transcript" link is a recall: URI the client turns
     // into a command link; following it re-opens (and re-reports) the transcript.
-    let r = await expectTranscript(page, 'hover', () => hover.locator('a', { hasText: /open transcript/i }).first().click());
-    check(r.uri === `recall:/session/${SESSION}` && r.text.includes('code=ERR_QUOTA_7731'), `hover link opened ${r.uri}`);
+    r = await expectTranscript(page, 'hover', SESSION, TITLE, () => hover.locator('a', { hasText: /open transcript/i }).first().click());
+    check(r.tab.includes(SESSION), `hover link opened ${r.tab}`);
     step('hover link -> transcript');
 
-    // Browse Sessions: filter by title, open the whole session.
-    r = await expectTranscript(page, 'browse', async () => {
+    // Browse Sessions: filter by title, open the whole session at its top.
+    await closeEditors(page);
+    r = await expectTranscript(page, 'browse', SESSION, `# ${TITLE}`, async () => {
       await runCommand(page, 'Recall: Browse Sessions');
       await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Recall: Browse Sessions' }).waitFor({ timeout: 30000 });
       await page.keyboard.type('nightly worker', { delay: 20 });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: TITLE }).filter({ hasText: 'tool calls' }).first().click();
     });
-    check(r.uri === `recall:/session/${SESSION}` && r.revealedLine === -1, `browse opened ${r.uri} at line ${r.revealedLine}`);
+    check(r.line === 1, `browse opened ${r.tab} with the caret on line ${r.line}, want 1`);
     step('Browse Sessions -> transcript');
 
     // Open Transcript by session id (another session of the fixture).
     const other = 'ses_dd7570c2effev5t0rsWhX9lxh7';
-    r = await expectTranscript(page, 'open', async () => {
+    r = await expectTranscript(page, 'open', other, '# Onboarding notes for the ledger package', async () => {
       await runCommand(page, 'Recall: Open Transcript');
       await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Recall: Open Transcript' }).waitFor({ timeout: 30000 });
       await page.keyboard.press('Control+A');
       await page.keyboard.type(other, { delay: 10 });
       await page.keyboard.press('Enter');
     });
-    check(r.uri === `recall:/session/${other}` && r.text.includes('# Onboarding notes for the ledger package'), `open transcript opened ${r.uri}`);
+    check(r.tab.includes(other), `open transcript opened ${r.tab}`);
     step('Open Transcript ses_… -> transcript');
 
     // Reindex: a forced sync behind a progress notification, then a summary.

@@ -87,7 +87,6 @@ fs.writeFileSync(ud + "/User/settings.json", JSON.stringify({
 fs.writeFileSync(ud + "/Machine/settings.json", JSON.stringify({
   "recall.serverPath": bin, "recall.databasePath": db, "recall.indexPath": index,
 }, null, 2));' "$RUN/ud" "$RECALL_BIN" "$RUN/history/opencode.db" "$RUN/index/recall.db"
-export RECALL_VSCODE_TEST_OUT=$RUN/transcript.json
 
 CS=("$CACHE/cs/node_modules/.bin/code-server" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/exts")
 "${CS[@]}" --install-extension "$VSIX" --force > "$RUN/install.log" 2>&1 || { cat "$RUN/install.log" >&2; exit 1; }
@@ -107,23 +106,6 @@ setsid env NODE_PATH="$CACHE/tools/node_modules" node "$HERE/drive.js" \
   "http://127.0.0.1:$PORT/?folder=$RUN/ws" "$RUN" "$SHOT" < /dev/null &
 DRIVER=$!
 PGIDS+=($DRIVER)
-wait $DRIVER
+wait $DRIVER   # it asserts on what the UI shows (the tab, the status bar, the text)
 phase "ui drive"
 
-# 6. Assert on what the extension opened (written via RECALL_VSCODE_TEST_OUT).
-node - "$RUN/transcript.json" "$SESSION" <<'JS'
-const fs = require('fs');
-const [file, session] = process.argv.slice(2);
-const r = JSON.parse(fs.readFileSync(file, 'utf8'));
-const fail = (m) => { console.error('e2e: ' + m); process.exit(1); };
-if (r.uri !== `recall:/session/${session}`) fail(`opened ${r.uri}, want recall:/session/${session}`);
-if (r.languageId !== 'markdown') fail(`language ${r.languageId}, want markdown`);
-for (const want of ['# Investigate nightly worker failure', 'code=ERR_QUOTA_7731',
-                    'Decision: we will shard the nightly upload by fiscal quarter']) {
-  if (!r.text.includes(want)) fail(`transcript lacks ${JSON.stringify(want)}`);
-}
-if (!(r.revealedLine > 0)) fail(`the hit's message was not revealed (line ${r.revealedLine})`);
-console.log(`[e2e] transcript ok: ${r.uri} (${r.text.length} chars, revealed line ${r.revealedLine})`);
-
-JS
-phase "assertions"

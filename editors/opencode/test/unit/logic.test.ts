@@ -5,7 +5,7 @@ import { describe, it } from "node:test"
 import { RecallError } from "../../src/client.js"
 import { defaultDatabase, resolveConfig } from "../../src/config.js"
 import { formatRead, formatSearch, formatSessions, lagging, oneLine, shortTime } from "../../src/format.js"
-import type { Hit, SessionInfo } from "../../src/protocol.js"
+import type { Hit, SearchResult, SessionInfo } from "../../src/protocol.gen.js"
 import {
   describeFailure,
   HitMemory,
@@ -24,19 +24,39 @@ function hit(n: number, extra: Partial<Hit> = {}): Hit {
     cursor: `rc1.cursor${n}`,
     sessionId: `ses_${n}`,
     messageId: `msg_${n}`,
+    partId: `prt_${n}`,
     title: `Session ${n}`,
     directory: "/home/u/proj",
     role: "assistant",
     kind: "output",
     tool: "bash",
     time: "2026-11-29T18:54:47.735Z",
+    score: 1,
     snippet: `line one\n   line two of hit ${n}`,
+    highlights: null,
     ...extra,
   }
 }
 
+/** A search result as the server sends it (every field it always writes). */
+function searchResult(extra: Partial<SearchResult> = {}): SearchResult {
+  return { hits: [], mode: "lexical", index: { stale: false, lagMs: 0 }, tookMs: 1, ...extra }
+}
+
 function session(id: string, extra: Partial<SessionInfo> = {}): SessionInfo {
-  return { id, title: `T ${id}`, directory: "/d", updated: "2026-11-29T10:00:00Z", messages: 3, turns: 1, toolCalls: 1, cursor: `rc1.${id}`, ...extra }
+  return {
+    id,
+    title: `T ${id}`,
+    directory: "/d",
+    created: "2026-11-29T09:00:00Z",
+    updated: "2026-11-29T10:00:00Z",
+    messages: 3,
+    turns: 1,
+    toolCalls: 1,
+    children: [],
+    cursor: `rc1.${id}`,
+    ...extra,
+  }
 }
 
 describe("searchParams", () => {
@@ -140,7 +160,7 @@ describe("family exclusion", () => {
 
 describe("formatting", () => {
   it("search: numbered anchors with title, time, kind, one-line snippet, cursor", () => {
-    const text = formatSearch({ hits: [hit(1), hit(2, { directory: "/elsewhere", tool: undefined, kind: "text", role: "user" })], mode: "lexical" }, { query: "quota", cwd: "/home/u/proj", excluded: true })
+    const text = formatSearch(searchResult({ hits: [hit(1), hit(2, { directory: "/elsewhere", tool: "", kind: "text", role: "user" })] }), { query: "quota", cwd: "/home/u/proj", excluded: true })
     const lines = text.split("\n")
     assert.equal(lines[0], '2 hits for "quota" (mode lexical; this session excluded). Read one with history_read {"hit": N} (or pass its cursor).')
     assert.equal(lines[2], "[1] Session 1 · 2026-11-29 18:54Z · bash output")
@@ -149,11 +169,11 @@ describe("formatting", () => {
     assert.ok(text.includes("[2] Session 2 · 2026-11-29 18:54Z · user text\n    dir: /elsewhere\n"))
   })
   it("search: no hits is an answer with a next step, not an error", () => {
-    const text = formatSearch({ hits: null }, { query: "nothing", excluded: true })
-    assert.match(text, /^No matches for "nothing" in past sessions \(this session excluded\)\. Try other or fewer words/)
+    const text = formatSearch(searchResult({ hits: null }), { query: "nothing", excluded: true })
+    assert.match(text, /^No matches for "nothing" in past sessions \(mode lexical; this session excluded\)\. Try other or fewer words/)
   })
   it("search: notices, corrections, partial results", () => {
-    const text = formatSearch({ hits: [hit(1)], notices: ["no embedding model: lexical search"], corrections: ["quota"], partial: true }, { query: "qouta" })
+    const text = formatSearch(searchResult({ hits: [hit(1)], notices: ["no embedding model: lexical search"], corrections: ["quota"], partial: true }), { query: "qouta" })
     assert.match(text, /note: no embedding model: lexical search/)
     assert.match(text, /note: also searched for quota/)
     assert.match(text, /results may be incomplete/)

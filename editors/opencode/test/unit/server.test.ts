@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import type { ToolContext } from "@opencode-ai/plugin/tool"
 import { RecallError, RecallServer, type ServerOptions } from "../../src/client.js"
-import { Requests, type SearchResult, type SyncResult } from "../../src/protocol.js"
+import { Requests, type SyncResult } from "../../src/protocol.gen.js"
 import { createTools, describeFailure, HitMemory } from "../../src/tools.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -109,7 +109,7 @@ describe("against the real recall lsp", { skip }, () => {
     await s.request(Requests.search, { query: "warmup" })
     const pid = s.pid
     await assert.rejects(s.request(Requests.sync, { force: true }, { timeoutMs: 1 }), (e: RecallError) => e.kind === "timeout" && /timed out after 1 ms and was cancelled/.test(e.message))
-    const res = await s.request<SearchResult>(Requests.search, { query: "ERR_QUOTA_7731" })
+    const res = await s.request(Requests.search, { query: "ERR_QUOTA_7731" })
     assert.equal(res.hits?.length, 1)
     assert.equal(s.pid, pid, "same process")
   })
@@ -122,7 +122,7 @@ describe("against the real recall lsp", { skip }, () => {
     ac.abort()
     await assert.rejects(p, (e: RecallError) => e.kind === "cancelled")
     await assert.rejects(s.request(Requests.search, { query: "x" }, { signal: ac.signal }), (e: RecallError) => e.kind === "cancelled")
-    assert.equal((await s.request<SearchResult>(Requests.search, { query: "thimbleberry" })).hits?.length, 1)
+    assert.equal((await s.request(Requests.search, { query: "thimbleberry" })).hits?.length, 1)
   })
 
   it("restarts a server that died, and fails the call in flight clearly", async () => {
@@ -131,7 +131,7 @@ describe("against the real recall lsp", { skip }, () => {
     const first = s.pid!
     process.kill(first, "SIGKILL")
     assert.ok(await waitExit(first))
-    const res = await s.request<SearchResult>(Requests.search, { query: "ERR_QUOTA_7731" })
+    const res = await s.request(Requests.search, { query: "ERR_QUOTA_7731" })
     assert.equal(res.hits?.length, 1)
     assert.notEqual(s.pid, first)
     // killed mid-call
@@ -140,7 +140,7 @@ describe("against the real recall lsp", { skip }, () => {
     process.kill(s.pid!, "SIGKILL")
     await assert.rejects(inflight, (e: RecallError) => e.kind === "died" && /exited|stopped responding|connection broke/.test(e.message))
     assert.match(describeFailure(new RecallError("the recall server exited (SIGKILL)", "died"), "history_search"), /retry once/)
-    assert.equal((await s.request<SearchResult>(Requests.search, { query: "kestrelmint" })).hits?.length, 1)
+    assert.equal((await s.request(Requests.search, { query: "kestrelmint" })).hits?.length, 1)
   })
 
   it("stops restarting a server that keeps dying", async () => {

@@ -12,7 +12,7 @@ import {
   sessionItem,
   shortenDirectory,
 } from '../../src/format';
-import type { Hit, SessionInfo } from '../../src/protocol';
+import type { Hit, SessionInfo } from '../../src/protocol.gen';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -83,13 +83,16 @@ const hit: Hit = {
   cursor: 'rc1.abc.def',
   sessionId: 'ses_1',
   messageId: 'msg_1',
+  partId: 'prt_1',
   title: 'Investigate nightly worker failure',
   directory: '/home/ann/projects/ledger',
   role: 'assistant',
   kind: 'output',
   tool: 'bash',
   time: ago(3 * HOUR),
+  score: 1,
   snippet: '…ERROR upstream rejected\n batch=118 code=ERR_QUOTA_7731 ',
+  highlights: null,
 };
 
 describe('hitItem', () => {
@@ -113,6 +116,7 @@ describe('sessionItem', () => {
     id: 'ses_2',
     title: 'Audit currency handling',
     directory: '/home/ann/projects/ledger',
+    created: ago(3 * DAY),
     updated: ago(2 * DAY),
     messages: 3,
     turns: 1,

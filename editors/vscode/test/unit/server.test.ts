@@ -14,7 +14,7 @@ import * as rpc from 'vscode-jsonrpc/node';
 import { serverLaunch } from '../../src/config';
 import { hitItem, sessionItem } from '../../src/format';
 import { rewriteRecallLinks } from '../../src/links';
-import type { ReadResult, SearchResult, SessionsResult } from '../../src/protocol';
+import { ClientCommands, ErrorCodes, type RequestResult, type RequestTypes } from '../../src/protocol.gen';
 import {
   filesRequest,
   locateCursorRequest,
@@ -25,7 +25,7 @@ import {
   sessionsRequest,
   transcriptRequest,
 } from '../../src/requests';
-import { messageLine } from '../../src/uri';
+import { messageLine, sessionUri, transcriptUri } from '../../src/uri';
 
 const BIN = process.env.RECALL_BIN;
 const EXT = path.resolve(__dirname, '../../..');
@@ -41,7 +41,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
   let proc: cp.ChildProcess;
   let conn: rpc.MessageConnection;
   let capabilities: { executeCommandProvider?: { commands: string[] } };
-  const send = <R>(r: Req<unknown>) => conn.sendRequest<R>(r.method, r.params);
+  const send = <M extends keyof RequestTypes>(r: Req<M>) => conn.sendRequest<RequestResult<M>>(r.method, r.params);
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-vscode-contract-'));
@@ -62,7 +62,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     conn.sendNotification('initialized', {});
     // The first sync runs in the background; wait for the planted fact.
     for (let i = 0; i < 300; i++) {
-      const res = await send<SearchResult>(searchRequest(FACT));
+      const res = await send(searchRequest(FACT));
       if (res.hits?.length) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -95,7 +95,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
   let cursor = '';
   let messageId = '';
   it('search finds the planted fact, and the row shows the match', async () => {
-    const res = await send<SearchResult>(searchRequest(FACT));
+    const res = await send(searchRequest(FACT));
     const hit = res.hits![0]!;
     assert.equal(hit.title, TITLE);
     assert.equal(hit.sessionId, SESSION);
@@ -108,33 +108,62 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
   });
 
   it('a cursor locates its session and message index', async () => {
-    const res = await send<ReadResult>(locateCursorRequest(cursor));
-    assert.equal(res.session?.id, SESSION);
-    assert.equal(res.range?.first, 2);
+    const res = await send(locateCursorRequest(cursor));
+    assert.equal(res.session.id, SESSION);
+    assert.equal(res.range.first, 2);
     assert.ok(res.anchor);
   });
 
   it('a message URI (hover links) locates the same message', async () => {
-    const res = await send<ReadResult>(locateMessageRequest(SESSION, messageId));
-    assert.equal(res.range?.first, 2);
+    const res = await send(locateMessageRequest(SESSION, messageId));
+    assert.equal(res.range.first, 2);
+  });
+
+  it('a hover link, read as the server gave it, names its session and message (what opening it needs)', async () => {
+    const uri = 'file:///tmp/recall-contract-link.md';
+    const msg = messageId;
+    conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text: `see ${msg}\n` } });
+    const hover = await conn.sendRequest<{ contents: { value: string } } | null>('textDocument/hover', {
+      textDocument: { uri },
+      position: { line: 0, character: 6 },
+    });
+    const link = /\]\((recall:[^)\s]+)\)/.exec(hover?.contents.value ?? '')?.[1];
+    assert.ok(link, hover?.contents.value);
+    const res = await send(transcriptRequest(link));
+    assert.equal(res.session.id, SESSION);
+    assert.equal(res.anchor, msg);
+    // VS Code hands a restored document's URI back percent-encoded; the server reads that form too.
+    const encoded = await send(transcriptRequest(link.replace(/=/g, '%3D').replace(/&/g, '%26')));
+    assert.equal(encoded.anchor, msg);
   });
 
   it('the transcript is the whole session as markdown, with the message heading to reveal', async () => {
-    const res = await send<ReadResult>(transcriptRequest({ sessionId: SESSION }));
+    const res = await send(transcriptRequest(sessionUri({ id: SESSION })));
     assert.ok(res.text.startsWith(`# ${TITLE}`), res.text.slice(0, 80));
     assert.ok(res.text.includes(`code=${FACT}`));
     assert.ok(res.text.includes('Decision: we will shard the nightly upload by fiscal quarter'));
-    assert.equal(res.range?.first, 1);
-    assert.equal(res.range?.last, res.range?.total);
+    assert.equal(res.range.first, 1);
+    assert.equal(res.range.last, res.range.total);
     assert.ok(messageLine(res.text, 2) > 0);
   });
 
   it('a bad transcript URI is invalid params (-32602)', async () => {
-    await assert.rejects(send(transcriptRequest('recall:/session/nope')), (e: { code?: number }) => e.code === -32602);
+    await assert.rejects(send(transcriptRequest('recall:/session/nope')), (e: { code?: number }) => e.code === ErrorCodes.invalidParams);
+  });
+
+  it('a cursor the client passes through unread is checked by the server: invalid params, named', async () => {
+    await assert.rejects(send(locateCursorRequest('not-a-cursor')), (e: { code?: number; message?: string }) => {
+      return e.code === ErrorCodes.invalidParams && /cursor/i.test(e.message ?? '');
+    });
+  });
+
+  it('a session URI the server gives (sessions[].uri, when it sends one) opens as is; else the id builds it', () => {
+    assert.equal(sessionUri({ id: SESSION, uri: 'recall:/session/local/x' }), 'recall:/session/local/x');
+    assert.equal(sessionUri({ id: SESSION }), transcriptUri({ sessionId: SESSION }));
   });
 
   it('sessions filter by title', async () => {
-    const res = await send<SessionsResult>(sessionsRequest('nightly worker'));
+    const res = await send(sessionsRequest('nightly worker'));
     const s = res.sessions?.find((x) => x.id === SESSION);
     assert.ok(s, JSON.stringify(res.sessions?.map((x) => x.title)));
     assert.match(sessionItem(s).detail, /10 messages, 2 turns, 6 tool calls/);
@@ -149,11 +178,12 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     assert.equal(lenses.length, 1);
     const pkg = JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8')) as { contributes: { commands: Array<{ command: string }> } };
     assert.ok(pkg.contributes.commands.some((c) => c.command === lenses[0]!.command.command), lenses[0]!.command.command);
+    assert.equal(lenses[0]!.command.command, ClientCommands.showFileSessions);
     const arg = lenses[0]!.command.arguments[0] as { path: string; total: number; sessionIds: string[] };
     assert.equal(arg.path, TOUCHED);
     assert.ok(arg.sessionIds.includes(SESSION));
-    const files = await send<{ sessions: Array<{ id: string }> }>(filesRequest(arg.path));
-    assert.ok(files.sessions.some((s) => s.id === SESSION));
+    const files = await send(filesRequest(arg.path));
+    assert.ok(files.sessions?.some((s) => s.id === SESSION));
   });
 
   it('hover on a session id links to its transcript, and the link becomes a command link', async () => {
@@ -172,7 +202,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
   });
 
   it('reindex returns a sync summary', async () => {
-    const res = await send<{ added: number; updated: number; tookMs: number }>(reindexRequest());
+    const res = await send(reindexRequest());
     assert.equal(typeof res.updated, 'number');
     assert.ok(res.added + res.updated > 0, JSON.stringify(res));
   });

@@ -1,46 +1,39 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { classifyInput, formatUri, messageLine, parseTranscriptUri, transcriptUri } from '../../src/uri';
+import { classifyInput, messageLine, sessionUri, transcriptUri } from '../../src/uri';
 
-describe('transcriptUri / formatUri', () => {
+describe('transcriptUri / sessionUri', () => {
   it('builds the server contract form recall:/session/<id>', () => {
-    const u = transcriptUri({ sessionId: 'ses_dd7571907ffe5vPpW7vxTE77tW' });
-    assert.deepEqual(u, { scheme: 'recall', path: '/session/ses_dd7571907ffe5vPpW7vxTE77tW', query: '' });
-    assert.equal(formatUri(u), 'recall:/session/ses_dd7571907ffe5vPpW7vxTE77tW');
+    assert.equal(transcriptUri({ sessionId: 'ses_dd7571907ffe5vPpW7vxTE77tW' }), 'recall:/session/ses_dd7571907ffe5vPpW7vxTE77tW');
   });
-  it('puts around, mode, limit and format in a stable order, unencoded = and &', () => {
-    const u = transcriptUri({ sessionId: 'ses_a', around: 'msg_b', mode: 'around', limit: 1, format: 'chatml' });
-    assert.equal(formatUri(u), 'recall:/session/ses_a?around=msg_b&mode=around&limit=1&format=chatml');
+  it('puts around and limit in a stable order, unencoded = and &', () => {
+    assert.equal(transcriptUri({ sessionId: 'ses_a', around: 'msg_b', limit: 1 }), 'recall:/session/ses_a?around=msg_b&limit=1');
   });
-  it('rejects a session id that would escape the path', () => {
+  it('rejects ids that would escape the path or the query', () => {
     assert.throws(() => transcriptUri({ sessionId: '../etc' }), /not a session id/);
+    assert.throws(() => transcriptUri({ sessionId: 'ses_a', around: 'msg_b&mode=full' }), /not a message id/);
   });
-  it('round-trips through parseTranscriptUri', () => {
-    const t = { sessionId: 'ses_a', around: 'msg_b', mode: 'full' as const, limit: 20, format: 'markdown' as const };
-    assert.deepEqual(parseTranscriptUri(transcriptUri(t)), t);
-  });
-  it('drops unknown modes and junk limits, and refuses other schemes and paths', () => {
-    assert.deepEqual(parseTranscriptUri({ scheme: 'recall', path: '/session/ses_a', query: 'mode=sideways&limit=-3' }), {
-      sessionId: 'ses_a',
-    });
-    assert.equal(parseTranscriptUri({ scheme: 'file', path: '/session/ses_a', query: '' }), undefined);
-    assert.equal(parseTranscriptUri({ scheme: 'recall', path: '/sessions/ses_a', query: '' }), undefined);
+  it("opens the server's uri for a session when it gives one, else builds it from the id", () => {
+    assert.equal(sessionUri({ id: 'ses_a', uri: 'recall:/session/laptop/ses_a/Fix%20it.md' }), 'recall:/session/laptop/ses_a/Fix%20it.md');
+    assert.equal(sessionUri({ id: 'ses_a' }), 'recall:/session/ses_a');
+    assert.equal(sessionUri({ id: 'ses_a', uri: 'https://example.invalid/' }), 'recall:/session/ses_a', 'only a recall: URI is a transcript');
   });
 });
 
 describe('classifyInput', () => {
-  const cursor = 'rc1.c2VzX2RkNzU3MTkwN2ZmZTV2UHBXN3Z4VEU3N3RXfHx8aGVhZA.fCOdvFRWVF8otMrj';
-  it('recognises cursors, with quotes or backticks around them', () => {
-    assert.deepEqual(classifyInput(cursor), { kind: 'cursor', cursor });
-    assert.deepEqual(classifyInput(` \`${cursor}\` `), { kind: 'cursor', cursor });
+  it('passes cursors through unread, whatever their shape, with quotes or backticks around them dropped', () => {
+    for (const cursor of ['rc1.c2VzX2RkNzU3MTkwN2ZmZTV2UHBXN3Z4VEU3N3RXfHx8aGVhZA.fCOdvFRWVF8otMrj', 'local:prt_dd75W.h.Xy7q9Zk2']) {
+      assert.deepEqual(classifyInput(cursor), { kind: 'cursor', cursor });
+      assert.deepEqual(classifyInput(` \`${cursor}\` `), { kind: 'cursor', cursor });
+    }
   });
   it('recognises session ids', () => {
     assert.deepEqual(classifyInput('ses_dd7571907ffe5vPpW7vxTE77tW'), { kind: 'session', sessionId: 'ses_dd7571907ffe5vPpW7vxTE77tW' });
   });
-  it('recognises recall: URIs (as in hover links)', () => {
-    assert.deepEqual(classifyInput('recall:/session/ses_a?around=msg_b'), { kind: 'uri', target: { sessionId: 'ses_a', around: 'msg_b' } });
-    assert.equal(classifyInput('recall:/nope').kind, 'invalid');
+  it('keeps recall: URIs whole (as in hover links): the server reads them', () => {
+    assert.deepEqual(classifyInput('recall:/session/ses_a?around=msg_b'), { kind: 'uri', uri: 'recall:/session/ses_a?around=msg_b' });
+    assert.deepEqual(classifyInput('<recall:/session/laptop/ses_a/T.md>'), { kind: 'uri', uri: 'recall:/session/laptop/ses_a/T.md' });
   });
   it('explains why a message id or junk is not enough', () => {
     const m = classifyInput('msg_228a8e71b001xn0ZJQ343fSPfT');
