@@ -171,20 +171,12 @@ var scratchPool sync.Pool
 
 // attentionScratch is one worker's buffers for one (sequence, head) pair.
 type attentionScratch struct {
-	keys, values, scores, out, zero []float32
-}
-
-func grow(buf []float32, n int) []float32 {
-	if cap(buf) < n {
-		return make([]float32, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
+	keys, values, scores, out, zero, inv buffer
 }
 
 // attention computes ctx = softmax(Q·Kᵀ/√d)·V per sequence and head, using
-// the same micro-kernel with K and V packed as panels.
+// the same micro-kernel with K and V packed as panels. The softmax divides
+// after the product (n·d divisions per head instead of n·n).
 func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, workers int) {
 	h, heads := w.hidden, w.heads
 	dh := h / heads
@@ -201,59 +193,59 @@ func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, wo
 		n16, d16 := roundUp(n, panelWidth), roundUp(dh, panelWidth)
 		n6 := roundUp(n, kernelRows)
 		// K as a [n, dh] "weight": panel p, step k, lane j = K[p*16+j][k].
-		s.keys = grow(s.keys, n16*dh)
+		// Lanes past n must be zero: their scores are never read, but must
+		// stay finite.
+		keys := s.keys.take(n16 * dh)
+		clear(keys[(n16-panelWidth)*dh:])
 		for i := 0; i < n; i++ {
-			krow := qkv[(off+i)*ld+h+hd*dh:]
-			p, j := i/panelWidth, i%panelWidth
-			for k := 0; k < dh; k++ {
-				s.keys[(p*dh+k)*panelWidth+j] = krow[k]
+			krow := qkv[(off+i)*ld+h+hd*dh : (off+i)*ld+h+(hd+1)*dh]
+			panel := keys[(i/panelWidth)*dh*panelWidth+i%panelWidth:]
+			for k, z := range krow {
+				panel[k*panelWidth] = z
 			}
 		}
 		// Vᵀ as a [dh, n] "weight": panel p, step k, lanes = V[k][p*16 : p*16+16].
-		s.values = grow(s.values, d16*n)
+		values := s.values.take(d16 * n)
+		if d16 != dh {
+			clear(values)
+		}
 		for k := 0; k < n; k++ {
-			vrow := qkv[(off+k)*ld+2*h+hd*dh:]
-			for d := 0; d < dh; d++ {
-				p, j := d/panelWidth, d%panelWidth
-				s.values[(p*n+k)*panelWidth+j] = vrow[d]
+			vrow := qkv[(off+k)*ld+2*h+hd*dh : (off+k)*ld+2*h+(hd+1)*dh]
+			for p := 0; p*panelWidth < dh; p++ {
+				copy(values[(p*n+k)*panelWidth:(p*n+k+1)*panelWidth], vrow[p*panelWidth:min(dh, (p+1)*panelWidth)])
 			}
 		}
-		s.scores = grow(s.scores, n6*n16)
-		s.zero = grow(s.zero, max(n16, d16))
-		zeroBias := s.zero
-		km := packedMatrix{in: dh, out: n16, panels: n16 / panelWidth, data: s.keys, bias: zeroBias}
+		// Rows n..n6 of scores and out are computed from stale rows and
+		// never read.
+		scores := s.scores.take(n6*n16 + kernelRows*n16)
+		zeroBias := s.zero.take(max(n16, d16))
+		clear(zeroBias)
+		km := packedMatrix{in: dh, out: n16, panels: n16 / panelWidth, data: keys, bias: zeroBias}
 		q := qkv[off*ld+hd*dh:]
 		var scratch [kernelRows * panelWidth]float32
 		for p := 0; p < km.panels; p++ {
 			for r := 0; r < n; r += kernelRows {
-				gemmBlock(q, ld, &km, p, s.scores, n16, r, dh, &scratch)
+				gemmBlock(q, ld, &km, p, scores, n16, r, dh, &scratch)
 			}
 		}
+		inv := s.inv.take(n)
 		for i := 0; i < n; i++ {
-			row := s.scores[i*n16 : i*n16+n]
-			maxv := float32(math.Inf(-1))
-			for _, z := range row {
-				maxv = max(maxv, z)
-			}
-			expScaled(row, scale, maxv*scale)
-			var sum float32
-			for _, z := range row {
-				sum += z
-			}
-			inv := 1 / sum
-			for j := range row {
-				row[j] *= inv
-			}
+			inv[i] = 1 / softmaxExp(scores[i*n16:i*n16+n], scale)
 		}
-		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: s.values, bias: zeroBias}
-		s.out = grow(s.out, n6*d16)
+		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: values, bias: zeroBias}
+		out := s.out.take(n6 * d16)
 		for p := 0; p < vm.panels; p++ {
 			for r := 0; r < n; r += kernelRows {
-				gemmBlock(s.scores, n16, &vm, p, s.out, d16, r, n, &scratch)
+				gemmBlock(scores, n16, &vm, p, out, d16, r, n, &scratch)
 			}
 		}
 		for i := 0; i < n; i++ {
-			copy(ctx[(off+i)*h+hd*dh:(off+i)*h+(hd+1)*dh], s.out[i*d16:i*d16+dh])
+			dst := ctx[(off+i)*h+hd*dh : (off+i)*h+(hd+1)*dh]
+			src := out[i*d16 : i*d16+dh]
+			f := inv[i]
+			for j := range dst {
+				dst[j] = src[j] * f
+			}
 		}
 	})
 }

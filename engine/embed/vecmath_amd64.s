@@ -126,3 +126,65 @@ geluloop:
 geludone:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(x *float32, n int) float32
+// max(x[0:n]) for n a positive multiple of 8.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	ADDQ    $32, SI
+	SHRQ    $3, CX
+	DECQ    CX
+	JZ      maxreduce
+
+maxloop:
+	VMAXPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	DECQ   CX
+	JNZ    maxloop
+
+maxreduce:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(x *float32, n int, scale, shift float32) float32
+// x[i] = exp(x[i]*scale - shift) for i < n, n a multiple of 8; returns Σ x[i].
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS scale+16(FP), Y6
+	VBROADCASTSS shift+20(FP), Y7
+	LOADEXPCONST
+	VXORPS       Y5, Y5, Y5
+	SHRQ         $3, CX
+	JZ           expsumdone
+
+expsumloop:
+	VMOVUPS (SI), Y0
+	VMULPS  Y6, Y0, Y0
+	VSUBPS  Y7, Y0, Y0
+	EXP8(Y0)
+	VMOVUPS Y0, (SI)
+	VADDPS  Y0, Y5, Y5
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     expsumloop
+
+expsumdone:
+	VEXTRACTF128 $1, Y5, X1
+	VADDPS       X1, X5, X5
+	VPERMILPS    $0x4e, X5, X1
+	VADDPS       X1, X5, X5
+	VPERMILPS    $0xb1, X5, X1
+	VADDPS       X1, X5, X5
+	VMOVSS       X5, ret+24(FP)
+	VZEROUPPER
+	RET

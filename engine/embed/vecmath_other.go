@@ -13,3 +13,5 @@ func geluSlice(x []float32) {
 		x[i] = geluErf(z)
 	}
 }
+
+func softmaxExp(x []float32, scale float32) float32 { return softmaxExpGo(x, scale) }

@@ -34,3 +34,41 @@ func TestVectorMathMatchesFloat64(t *testing.T) {
 		}
 	}
 }
+
+// softmaxExp over rows of every length around the 8-wide step, with the
+// maximum in the vector part and in the tail.
+func TestSoftmaxExpMatchesFloat64(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		for _, peak := range []int{0, n - 1, n / 2} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(math.Sin(float64(i*7+n))) * 6
+			}
+			x[peak] = 9
+			want := make([]float64, n)
+			var m, sum float64 = math.Inf(-1), 0
+			for _, z := range x {
+				m = math.Max(m, float64(z)*0.3)
+			}
+			for i, z := range x {
+				want[i] = math.Exp(float64(z)*0.3 - m)
+				sum += want[i]
+			}
+			for _, impl := range []struct {
+				name string
+				fn   func([]float32, float32) float32
+			}{{"softmaxExp", softmaxExp}, {"softmaxExpGo", softmaxExpGo}} {
+				got := append([]float32(nil), x...)
+				s := impl.fn(got, 0.3)
+				if d := math.Abs(float64(s)-sum) / sum; d > 1e-6 {
+					t.Fatalf("%s n=%d peak=%d: sum %v, want %v", impl.name, n, peak, s, sum)
+				}
+				for i := range got {
+					if d := math.Abs(float64(got[i]) - want[i]); d > 1e-6 {
+						t.Fatalf("%s n=%d peak=%d: x[%d] = %v, want %v", impl.name, n, peak, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
