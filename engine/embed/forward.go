@@ -63,17 +63,14 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 			}
 		}
 	}
-	parallelRows(total, workers, func(r0, r1 int) { layerNorm(x[r0*h:r1*h], h, w.embNorm) })
+	parallelRows(total, workers, func(r0, r1 int) { addLayerNorm(x[r0*h:r1*h], nil, h, w.embNorm) })
 
 	for li := range w.layer {
 		l := &w.layer[li]
 		matmul(x, h, &l.qkv, qkv, 3*h, total, workers)
 		w.attention(qkv, ctx, seqs, offs, workers)
 		matmul(ctx, h, &l.attnOut, tmp, h, total, workers)
-		parallelRows(total, workers, func(r0, r1 int) {
-			addInto(x[r0*h:r1*h], tmp[r0*h:r1*h])
-			layerNorm(x[r0*h:r1*h], h, l.norm1)
-		})
+		parallelRows(total, workers, func(r0, r1 int) { addLayerNorm(x[r0*h:r1*h], tmp[r0*h:r1*h], h, l.norm1) })
 		matmul(x, h, &l.ff1, inter, w.intermediate, total, workers)
 		parallelRows(total, workers, func(r0, r1 int) {
 			v := inter[r0*w.intermediate : r1*w.intermediate]
@@ -86,10 +83,7 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 			}
 		})
 		matmul(inter, w.intermediate, &l.ff2, tmp, h, total, workers)
-		parallelRows(total, workers, func(r0, r1 int) {
-			addInto(x[r0*h:r1*h], tmp[r0*h:r1*h])
-			layerNorm(x[r0*h:r1*h], h, l.norm2)
-		})
+		parallelRows(total, workers, func(r0, r1 int) { addLayerNorm(x[r0*h:r1*h], tmp[r0*h:r1*h], h, l.norm2) })
 	}
 
 	out := make([][]float32, len(seqs))
@@ -144,9 +138,7 @@ func matmul(a []float32, lda int, m *packedMatrix, c []float32, ldc int, rows in
 		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
 			b0, b1 := t*blocksPerChunk, min((t+1)*blocksPerChunk, blocks)
 			for p := 0; p < m.panels; p++ {
-				for b := b0; b < b1; b++ {
-					gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, m.in, scratch)
-				}
+				gemmBlocks(a, lda, m, p, c, ldc, b0, b1, m.in, scratch)
 			}
 		}
 	} else {
@@ -155,9 +147,7 @@ func matmul(a []float32, lda int, m *packedMatrix, c []float32, ldc int, rows in
 		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
 			p0, p1 := t*m.panels/tasks, (t+1)*m.panels/tasks
 			for p := p0; p < p1; p++ {
-				for b := 0; b < blocks; b++ {
-					gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, m.in, scratch)
-				}
+				gemmBlocks(a, lda, m, p, c, ldc, 0, blocks, m.in, scratch)
 			}
 		}
 	}
@@ -224,9 +214,7 @@ func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, wo
 		q := qkv[off*ld+hd*dh:]
 		var scratch [kernelRows * panelWidth]float32
 		for p := 0; p < km.panels; p++ {
-			for r := 0; r < n; r += kernelRows {
-				gemmBlock(q, ld, &km, p, scores, n16, r, dh, &scratch)
-			}
+			gemmBlocks(q, ld, &km, p, scores, n16, 0, n6/kernelRows, dh, &scratch)
 		}
 		inv := s.inv.take(n)
 		for i := 0; i < n; i++ {
@@ -235,9 +223,7 @@ func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, wo
 		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: values, bias: zeroBias}
 		out := s.out.take(n6 * d16)
 		for p := 0; p < vm.panels; p++ {
-			for r := 0; r < n; r += kernelRows {
-				gemmBlock(scores, n16, &vm, p, out, d16, r, n, &scratch)
-			}
+			gemmBlocks(scores, n16, &vm, p, out, d16, 0, n6/kernelRows, n, &scratch)
 		}
 		for i := 0; i < n; i++ {
 			dst := ctx[(off+i)*h+hd*dh : (off+i)*h+(hd+1)*dh]
@@ -256,8 +242,11 @@ func addInto(dst, src []float32) {
 	}
 }
 
-// layerNorm normalises each h-wide row of x in place.
-func layerNorm(x []float32, h int, n normWeights) {
+// addLayerNormGo is the portable addLayerNorm.
+func addLayerNormGo(x, t []float32, h int, n normWeights) {
+	if t != nil {
+		addInto(x, t[:len(x)])
+	}
 	for r := 0; r+h <= len(x); r += h {
 		row := x[r : r+h]
 		var mean float64

@@ -15,3 +15,5 @@ func geluSlice(x []float32) {
 }
 
 func softmaxExp(x []float32, scale float32) float32 { return softmaxExpGo(x, scale) }
+
+func addLayerNorm(x, t []float32, h int, n normWeights) { addLayerNormGo(x, t, h, n) }
