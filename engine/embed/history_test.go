@@ -184,7 +184,7 @@ func TestHistoryTextsMatchReference(t *testing.T) {
 			worst, worstText = c, i
 		}
 	}
-	t.Logf("%d texts: minimum cosine %.9f (text %d, %d tokens)", len(texts), worst, worstText, len(e.tok.IDs(texts[worstText])))
+	t.Logf("%d texts: minimum cosine 1 - %.2g (text %d, %d tokens)", len(texts), 1-worst, worstText, len(e.tok.IDs(texts[worstText])))
 	if worst < 0.999 {
 		t.Errorf("minimum cosine to the reference %.6f < 0.999 on text %d: %.80q", worst, worstText, texts[worstText])
 	}
