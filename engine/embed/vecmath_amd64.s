@@ -99,9 +99,7 @@ geluloop:
 	VMULPS       Y2, Y1, Y2            // z = |x|/√2
 	VBROADCASTSS vconst<>+52(SB), Y3
 	VFMADD213PS  Y12, Y2, Y3           // 1 + p·z
-	VRCPPS       Y3, Y7                // r ≈ 1/d to 12 bits (VDIVPS costs more than the rest of the loop)
-	VFNMADD213PS Y12, Y7, Y3           // e = 1 - d·r
-	VFMADD213PS  Y7, Y7, Y3            // t = r + r·e = 1/(1 + p·z) to ~23 bits (one Newton step)
+	VDIVPS       Y3, Y12, Y3           // t = 1/(1 + p·z)
 	VBROADCASTSS vconst<>+56(SB), Y4
 	VBROADCASTSS vconst<>+60(SB), Y5
 	VFMADD213PS  Y5, Y3, Y4
