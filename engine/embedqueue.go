@@ -51,9 +51,9 @@ type EmbedResult struct {
 // run starts from what is still missing. Text whose vector is already in
 // the index (a re-synced session, a repeated prompt) is not embedded again.
 // Searches never wait for it.
-func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (EmbedResult, error) {
+func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (res EmbedResult, err error) {
 	start := time.Now()
-	var res EmbedResult
+	// Named results: the deferred write must reach the caller.
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
 	man, err := e.installedModel()
 	if err != nil {
