@@ -16,7 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 
 	"github.com/recallhq/recall/engine/config"
 	"github.com/recallhq/recall/engine/demo"
@@ -48,25 +48,20 @@ type Options struct {
 	OpenSource source.Opener
 }
 
-// Engine is an open source plus its index.
+// Engine is one or more shards (a history and its own index, shard.go)
+// searched as one: config, redaction, the cursor key and the embedding
+// model are engine-wide; everything that reads or writes one history or
+// one index is the shard's.
 type Engine struct {
-	opts Options
-	// srcMu guards src, which a sync replaces when the history file was
-	// replaced underneath it (reopenSource).
-	srcMu    sync.Mutex
-	src      source.Source
-	open     source.Opener
-	ix       *index.Index
+	opts     Options
+	shards   []*shard // in source order
 	log      *slog.Logger
 	demo     bool
 	notices  []string
-	said     map[string]bool // notices already given, so each is said once
-	key      []byte          // cursor signing key, from the index
-	vocab    *vocabCache
+	key      []byte // cursor signing key, from the index
 	config   config.Config
 	redactor *redact.Redactor
-	sem      semanticState // embedding model, vectors, embedding runs (semantic.go)
-	ixOpts   index.Options
+	sem      semanticState // embedding model and runs (semantic.go)
 }
 
 // DataDir is Recall's data directory: $XDG_DATA_HOME/recall or
@@ -110,10 +105,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}, open: opts.OpenSource}
-	if e.open == nil {
-		e.open = openOpenCode
-	}
+	e := &Engine{opts: opts, log: opts.Logger}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {
@@ -140,46 +132,18 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	ixPath := opts.IndexPath
-	if ixPath == "" {
-		ixPath = DefaultIndexPath(opts.Getenv, path)
+	name := "local"
+	switch {
+	case e.demo:
+		name = "demo"
+	case opts.DBPath != "":
+		name = source.DeriveName(path)
 	}
-	if ixPath, err = filepath.Abs(ixPath); err != nil {
-		return nil, fmt.Errorf("index path: %w", err)
-	}
-	// Before anything is opened: the index may never be one of OpenCode's
-	// files (the history opens read-only, but the index would be written).
-	if err := checkIndexPlacement(ixPath, path, opts.Getenv); err != nil {
-		return nil, err
-	}
-	src, err := e.open(ctx, path)
+	sh, err := e.openShard(ctx, name, path, opts.IndexPath)
 	if err != nil {
 		return nil, err
 	}
-	e.src = src
-	if n := src.Notice(); n != "" {
-		e.notices = append(e.notices, n)
-		e.said[n] = true
-	}
-	// Recall's own index directory (where the default index lives, also
-	// when a daemon passes that path explicitly) must be private.
-	e.ixOpts = index.Options{PrivateDir: ownIndexDir(ixPath, opts.Getenv, path)}
-	ixOpts := e.ixOpts
-	ix, err := index.OpenWith(ctx, ixPath, ixOpts)
-	if errors.Is(err, index.ErrCorrupt) {
-		var moved string
-		if moved, err = index.MoveAside(ixPath); err == nil {
-			e.log.Warn("index damaged; moved aside and rebuilding", "path", ixPath, "moved", moved)
-			e.notices = append(e.notices, damagedNotice(ixPath, moved))
-			ix, err = index.OpenWith(ctx, ixPath, ixOpts)
-		}
-	}
-	if err != nil {
-		src.Close()
-		return nil, err
-	}
-	e.ix = ix
-	e.ix.SetRedactor(e.redactor)
+	e.shards = []*shard{sh}
 	if err := e.loadKey(ctx); err != nil {
 		e.Close()
 		return nil, err
@@ -198,15 +162,12 @@ func damagedNotice(path, moved string) string {
 // Config is the configuration in effect.
 func (e *Engine) Config() config.Config { return e.config }
 
-// Close releases the source and the index.
+// Close releases the sources and the indexes.
 func (e *Engine) Close() error {
 	var errs []error
 	errs = append(errs, e.closeSemantic())
-	if src := e.source(); src != nil {
-		errs = append(errs, src.Close())
-	}
-	if e.ix != nil {
-		errs = append(errs, e.ix.Close())
+	for _, sh := range e.shards {
+		errs = append(errs, sh.close())
 	}
 	return errors.Join(errs...)
 }
@@ -218,8 +179,8 @@ func (e *Engine) Notices() []string { return append([]string(nil), e.notices...)
 // IsDemo reports whether the bundled demo history is in use.
 func (e *Engine) IsDemo() bool { return e.demo }
 
-// SourcePath is the history being read.
-func (e *Engine) SourcePath() string { return e.source().Path() }
+// SourcePath is the (first) history being read.
+func (e *Engine) SourcePath() string { return e.shards[0].path }
 
 // openOpenCode is the default source.Opener: OpenCode's history.
 func openOpenCode(ctx context.Context, path string) (source.Source, error) {
@@ -230,29 +191,29 @@ func openOpenCode(ctx context.Context, path string) (source.Source, error) {
 	return s, nil
 }
 
-// SourceFingerprint is a cheap summary of the history's files (inode, sizes
-// and modification times, no query): a watcher polls it and syncs when it
-// changes.
-func (e *Engine) SourceFingerprint() string { return e.source().Fingerprint() }
-
-// source is the open history (a sync may have replaced it).
-func (e *Engine) source() source.Source {
-	e.srcMu.Lock()
-	defer e.srcMu.Unlock()
-	return e.src
+// SourceFingerprint is a cheap summary of the histories' files (inode,
+// sizes and modification times, no query): a watcher polls it and syncs
+// when it changes.
+func (e *Engine) SourceFingerprint() string {
+	fps := make([]string, len(e.shards))
+	for i, sh := range e.shards {
+		fps[i] = sh.fingerprint()
+	}
+	return strings.Join(fps, "\n")
 }
 
-// IndexPath is the index file.
-func (e *Engine) IndexPath() string { return e.ix.Path() }
+// IndexPath is the (first) index file.
+func (e *Engine) IndexPath() string { return e.shards[0].index().Path() }
 
 func (e *Engine) loadKey(ctx context.Context) error {
-	k, err := e.ix.Meta(ctx, "cursor_key")
+	ix := e.shards[0].index()
+	k, err := ix.Meta(ctx, "cursor_key")
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
 	}
 	key, err := hex.DecodeString(k)
 	if err != nil || len(key) == 0 {
-		return fmt.Errorf("index %s has no cursor key; delete it to rebuild", e.ix.Path())
+		return fmt.Errorf("index %s has no cursor key; delete it to rebuild", ix.Path())
 	}
 	e.key = key
 	return nil

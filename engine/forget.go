@@ -20,14 +20,18 @@ type ForgetResult struct {
 // touched: the session stays in OpenCode. A session the index does not
 // hold is ErrUnknownID.
 func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, error) {
-	if _, err := e.ix.Session(ctx, sessionID); errors.Is(err, index.ErrNoSession) {
+	return e.shards[0].forget(ctx, sessionID)
+}
+
+func (sh *shard) forget(ctx context.Context, sessionID string) (ForgetResult, error) {
+	if _, err := sh.ix.Session(ctx, sessionID); errors.Is(err, index.ErrNoSession) {
 		return ForgetResult{}, fmt.Errorf("forget %q: %w", clip(sessionID, 80), ErrUnknownID)
 	} else if err != nil {
 		return ForgetResult{}, fmt.Errorf("forget %s: %w", sessionID, err)
 	}
 	ids := []string{sessionID}
 	for i := 0; i < len(ids); i++ {
-		kids, err := e.ix.Children(ctx, []string{ids[i]})
+		kids, err := sh.ix.Children(ctx, []string{ids[i]})
 		if err != nil {
 			return ForgetResult{}, err
 		}
@@ -35,27 +39,27 @@ func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, er
 			ids = append(ids, k.ID)
 		}
 	}
-	if e.ix.ReadOnly() {
-		return ForgetResult{}, e.ix.ReadOnlyError()
+	if sh.ix.ReadOnly() {
+		return ForgetResult{}, sh.ix.ReadOnlyError()
 	}
-	lock, err := index.LockWriter(ctx, e.ix.Path())
+	lock, err := index.LockWriter(ctx, sh.ix.Path())
 	if err != nil {
 		return ForgetResult{}, err
 	}
 	defer lock.Unlock()
-	w, err := e.ix.BeginWrite(ctx)
+	w, err := sh.ix.BeginWrite(ctx)
 	if err != nil {
-		return ForgetResult{}, index.ExplainWrite(e.ix.Path(), err)
+		return ForgetResult{}, index.ExplainWrite(sh.ix.Path(), err)
 	}
 	if err := w.Forget(ctx, ids, time.Now().UnixMilli()); err != nil {
 		w.Rollback()
-		return ForgetResult{}, index.ExplainWrite(e.ix.Path(), err)
+		return ForgetResult{}, index.ExplainWrite(sh.ix.Path(), err)
 	}
 	if err := w.Commit(ctx); err != nil {
-		return ForgetResult{}, index.ExplainWrite(e.ix.Path(), err)
+		return ForgetResult{}, index.ExplainWrite(sh.ix.Path(), err)
 	}
-	if e.vocab != nil {
-		e.vocab.invalidate()
+	if sh.vocab != nil {
+		sh.vocab.invalidate()
 	}
 	return ForgetResult{Forgotten: ids}, nil
 }
@@ -63,12 +67,12 @@ func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, er
 // keepIndexable leaves out sessions under excluded directories and
 // forgotten sessions (with their subagents): to the index they are as good
 // as deleted, so a sync drops any it held.
-func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([]model.Session, error) {
-	gone, err := e.ix.Forgotten(ctx)
+func (sh *shard) keepIndexable(ctx context.Context, sessions []model.Session) ([]model.Session, error) {
+	gone, err := sh.ix.Forgotten(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(gone) == 0 && len(e.config.ExcludeDirectories) == 0 {
+	if len(gone) == 0 && len(sh.e.config.ExcludeDirectories) == 0 {
 		return sessions, nil
 	}
 	byID := make(map[string]*model.Session, len(sessions))
@@ -77,7 +81,7 @@ func (e *Engine) keepIndexable(ctx context.Context, sessions []model.Session) ([
 	}
 	out := sessions[:0:0]
 	for _, s := range sessions {
-		if e.config.Excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
+		if sh.e.config.Excluded(s.Directory) || gone[s.ID] || gone[rootOf(&s, byID)] {
 			continue
 		}
 		out = append(out, s)

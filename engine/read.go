@@ -90,7 +90,8 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	if err != nil {
 		return ReadResult{}, err
 	}
-	s, err := e.ix.Session(ctx, c.SessionID)
+	sh := e.shards[0]
+	s, err := sh.ix.Session(ctx, c.SessionID)
 	if errors.Is(err, index.ErrNoSession) {
 		return ReadResult{}, fmt.Errorf("%w: session %s is no longer in the history (deleted or forgotten); search again", ErrBadCursor, c.SessionID)
 	} else if err != nil {
@@ -124,7 +125,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	}
 	anchor := 0
 	if c.MessageID != "" {
-		anchor, err = e.ix.MessageOrd(ctx, c.SessionID, c.MessageID)
+		anchor, err = sh.ix.MessageOrd(ctx, c.SessionID, c.MessageID)
 		if err != nil {
 			return ReadResult{}, fmt.Errorf("%w: message %s is no longer in session %s (the session changed); search again", ErrBadCursor, c.MessageID, c.SessionID)
 		}
@@ -134,10 +135,10 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	if res.Format == "" {
 		res.Format = render.FormatChatML
 	}
-	res.Session = e.sessionInfo(s, nil)
+	res.Session = e.sessionInfo(sh, s, nil)
 	var msgs []model.Message
 	if total > 0 && last >= first {
-		msgs, err = e.ix.Window(ctx, c.SessionID, first, last)
+		msgs, err = sh.ix.Window(ctx, c.SessionID, first, last)
 		if err != nil {
 			return ReadResult{}, err
 		}
@@ -149,7 +150,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 		}
 	}
 	e.showMessages(msgs)
-	nav, err := e.nav(ctx, c.SessionID, first, last, total)
+	nav, err := e.nav(ctx, sh, c.SessionID, first, last, total)
 	if err != nil {
 		return ReadResult{}, err
 	}
@@ -209,7 +210,7 @@ func window(mode ReadMode, anchor, limit, total int) (int, int) {
 	return first, last
 }
 
-func (e *Engine) nav(ctx context.Context, sessionID string, first, last, total int) (render.Nav, error) {
+func (e *Engine) nav(ctx context.Context, sh *shard, sessionID string, first, last, total int) (render.Nav, error) {
 	var nav render.Nav
 	if total == 0 {
 		nav.Head = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "head"})
@@ -217,7 +218,7 @@ func (e *Engine) nav(ctx context.Context, sessionID string, first, last, total i
 		return nav, nil
 	}
 	at := func(ord int, hint string) (string, error) {
-		id, err := e.ix.MessageIDAt(ctx, sessionID, ord)
+		id, err := sh.ix.MessageIDAt(ctx, sessionID, ord)
 		if err != nil {
 			return "", fmt.Errorf("build cursor: %w", err)
 		}
