@@ -58,7 +58,7 @@ type Engine struct {
 	log      *slog.Logger
 	demo     bool
 	notices  []string
-	key      []byte // cursor signing key, from the index
+	key      []byte // cursor signing key (cursorkey.go)
 	config   config.Config
 	redactor *redact.Redactor
 	sem      semanticState // embedding model and runs (semantic.go)
@@ -144,9 +144,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.shards = []*shard{sh}
-	if err := e.loadKey(ctx); err != nil {
+	key, notice, err := loadCursorKey(opts.Getenv)
+	if err != nil {
 		e.Close()
 		return nil, err
+	}
+	e.key = key
+	if notice != "" {
+		e.notices = append(e.notices, notice)
 	}
 	return e, nil
 }
@@ -204,17 +209,3 @@ func (e *Engine) SourceFingerprint() string {
 
 // IndexPath is the (first) index file.
 func (e *Engine) IndexPath() string { return e.shards[0].index().Path() }
-
-func (e *Engine) loadKey(ctx context.Context) error {
-	ix := e.shards[0].index()
-	k, err := ix.Meta(ctx, "cursor_key")
-	if err != nil {
-		return fmt.Errorf("read index: %w", err)
-	}
-	key, err := hex.DecodeString(k)
-	if err != nil || len(key) == 0 {
-		return fmt.Errorf("index %s has no cursor key; delete it to rebuild", ix.Path())
-	}
-	e.key = key
-	return nil
-}

@@ -107,6 +107,6 @@ func (e *Engine) lookupIn(ctx context.Context, sh *shard, id string) (Preview, e
 		p.Message = &msgs[0]
 		p.Time = render.Time(msgs[0].Created)
 	}
-	p.Cursor = e.encodeCursor(Cursor{SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
+	p.Cursor = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
 	return p, nil
 }

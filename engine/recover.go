@@ -65,9 +65,6 @@ func (e *Engine) RebuildIndex(ctx context.Context, sources ...string) (SyncResul
 			return SyncResult{}, err
 		}
 	}
-	if err := e.loadKey(ctx); err != nil {
-		return SyncResult{}, err
-	}
 	return e.Sync(ctx, SyncOptions{Force: true, sources: sources})
 }
 

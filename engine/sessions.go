@@ -67,7 +67,7 @@ func (e *Engine) sessionInfo(sh *shard, s index.SessionRow, children []index.Ses
 	info := SessionInfo{ID: s.ID, Title: s.Title, Directory: s.Directory, ProjectID: s.ProjectID, ParentID: s.ParentID,
 		Created: render.Time(s.Created), Updated: render.Time(s.Updated), Archived: s.Archived != 0, Agent: s.Agent, Era: s.Era,
 		Messages: s.Messages, Turns: s.Turns, ToolCalls: s.ToolCalls, FirstPrompt: s.FirstPrompt,
-		Children: []SessionRef{}, Cursor: e.encodeCursor(Cursor{SessionID: s.ID, Hint: "head"})}
+		Children: []SessionRef{}, Cursor: e.encodeCursor(Cursor{Source: sh.name, SessionID: s.ID, Hint: "head"})}
 	for _, c := range children {
 		info.Children = append(info.Children, SessionRef{ID: c.ID, Title: c.Title})
 	}

@@ -48,11 +48,15 @@ func (s *Server) readTranscript(ctx context.Context, u string) (engine.ReadResul
 	if t.Format != "markdown" && t.Format != "chatml" {
 		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", errBadURI, echo(u))
 	}
-	eng, err := s.engine()
+	eng, err := s.historyEngine(ctx) // the session is looked up: wait for the first sync
 	if err != nil {
 		return engine.ReadResult{}, err
 	}
-	params := &commands.ReadParams{Cursor: eng.SessionCursor(t.SessionID, t.Around), Mode: t.Mode, Limit: t.Limit, Format: t.Format}
+	cursor, err := eng.SessionCursor(ctx, "", t.SessionID, t.Around)
+	if err != nil {
+		return engine.ReadResult{}, err
+	}
+	params := &commands.ReadParams{Cursor: cursor, Mode: t.Mode, Limit: t.Limit, Format: t.Format}
 	return runTyped(ctx, s, commands.Read, params)
 }
 
