@@ -19,17 +19,22 @@ import (
 	"strings"
 
 	"github.com/recallhq/recall/engine/config"
-	"github.com/recallhq/recall/engine/demo"
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/redact"
 	"github.com/recallhq/recall/engine/source"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
-// Options says where the history and the index are.
+// Options says where the histories and their indexes are.
 type Options struct {
-	DBPath    string              // explicit source (--db); "" = locate like OpenCode
-	IndexPath string              // explicit index (--index); "" = under the data dir
+	// Sources are the histories to open, in this order (--db, repeatable);
+	// none: the config's [[source]] list, else the history OpenCode uses.
+	Sources []SourceSpec
+	// DBPath is one more source first (the one-history shorthand).
+	DBPath string
+	// IndexPath is the index of the only source (--index); with several,
+	// each SourceSpec (or [[source]]) has its own Index.
+	IndexPath string
 	Getenv    func(string) string // os.Getenv in production
 	Logger    *slog.Logger
 	// NoDemo disables the bundled demo history fallback.
@@ -93,11 +98,12 @@ func ownIndexDir(ixPath string, getenv func(string) string, source string) bool 
 	return err == nil && filepath.Dir(def) == filepath.Dir(ixPath)
 }
 
-// Open locates the history, opens it read-only and opens (or creates) the
+// Open locates each history, opens it read-only and opens (or creates) its
 // index; an index path that is OpenCode's, not provably Recall's, or open
-// to other users is refused (ErrIndexRefused) with nothing touched. With
-// no history anywhere and no explicit --db, it opens the bundled demo
-// history and says so in Notices.
+// to other users is refused (ErrIndexRefused) with nothing touched. An
+// explicit history that is missing is an error; a configured one is a
+// notice, and its index answers as it was. With no history anywhere and
+// none named, it opens the bundled demo history and says so in Notices.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -120,30 +126,20 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("config %s: %w", e.config.Path, err)
 	}
 	e.redactor = r
-	path, err := opencode.Locate(opts.DBPath, opts.Getenv)
-	var nf *opencode.NotFoundError
-	if errors.As(err, &nf) && opts.DBPath == "" && !opts.NoDemo {
-		path, err = demo.Extract(filepath.Join(DataDir(opts.Getenv), "demo"))
-		if err != nil {
-			return nil, err
-		}
-		e.demo = true
-		e.notices = append(e.notices, fmt.Sprintf("%v; showing the bundled demo history (%s)", nf, path))
-	} else if err != nil {
-		return nil, err
-	}
-	name := "local"
-	switch {
-	case e.demo:
-		name = "demo"
-	case opts.DBPath != "":
-		name = source.DeriveName(path)
-	}
-	sh, err := e.openShard(ctx, name, path, opts.IndexPath)
+	specs, notices, err := resolveSources(opts, e.config)
 	if err != nil {
 		return nil, err
 	}
-	e.shards = []*shard{sh}
+	e.notices = append(e.notices, notices...)
+	for _, r := range specs {
+		sh, err := e.openShard(ctx, r)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.demo = e.demo || r.demo
+		e.shards = append(e.shards, sh)
+	}
 	key, notice, err := loadCursorKey(opts.Getenv)
 	if err != nil {
 		e.Close()

@@ -33,7 +33,7 @@ func (e *Engine) Export(ctx context.Context, p ExportParams, w io.Writer) error 
 			return err
 		}
 		e.showMessages(msgs)
-		win := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID,
+		win := render.Window{Source: sh.name, SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID,
 			First: first, Last: last, Total: s.Messages, Messages: msgs}
 		switch p.Format {
 		case render.FormatJSONL:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/recallhq/recall/engine/index"
@@ -13,14 +14,41 @@ import (
 // ForgetResult says what forget dropped.
 type ForgetResult struct {
 	Forgotten []string `json:"forgotten"`
+	Source    string   `json:"source"`
 }
 
+// ErrAmbiguousID is an id several sources hold, given without a source to
+// an operation that must not guess (forget); doors report it as bad input.
+var ErrAmbiguousID = errors.New("id in several sources")
+
 // Forget drops a session and its subagent family's descendants from the
-// index and keeps them out of later syncs. OpenCode's database is not
-// touched: the session stays in OpenCode. A session the index does not
-// hold is ErrUnknownID.
-func (e *Engine) Forget(ctx context.Context, sessionID string) (ForgetResult, error) {
-	return e.shards[0].forget(ctx, sessionID)
+// index of its source and keeps them out of later syncs. OpenCode's
+// database is not touched: the session stays in OpenCode. A session no
+// index holds is ErrUnknownID; one that several sources hold, without a
+// source naming one, is ErrAmbiguousID (forgetting is for good: it does
+// not pick one).
+func (e *Engine) Forget(ctx context.Context, sessionID string, source ...string) (ForgetResult, error) {
+	shs, err := e.shardsFor(source)
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	held, err := sessionShards(ctx, shs, sessionID)
+	if err != nil {
+		return ForgetResult{}, fmt.Errorf("forget %s: %w", sessionID, err)
+	}
+	switch len(held) {
+	case 0:
+		return ForgetResult{}, fmt.Errorf("forget %q: %w", clip(sessionID, 80), ErrUnknownID)
+	case 1:
+		res, err := held[0].sh.forget(ctx, sessionID)
+		res.Source = held[0].sh.name
+		return res, held[0].sh.wrap(err)
+	}
+	var in []string
+	for _, h := range held {
+		in = append(in, h.sh.name)
+	}
+	return ForgetResult{}, fmt.Errorf("%w: %s is in sources %s; say which with --source (%s)", ErrAmbiguousID, sessionID, strings.Join(in, ", "), in[0])
 }
 
 func (sh *shard) forget(ctx context.Context, sessionID string) (ForgetResult, error) {

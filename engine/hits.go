@@ -84,10 +84,12 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items
 		snip, hl := snippet(e.show(text), needles)
 		h := Hit{
 			Cursor:    e.encodeCursor(Cursor{Source: c.sh.name, SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
+			Source:    c.sh.name,
 			SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID,
 			Title: e.show(titles[at[c.sh]][c.SessionID]), Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
 			Time: render.Time(c.Time), Score: round3(items[i].Score), Snippet: snip, Highlights: hl,
 		}
+		h.URI = TranscriptURI(h.Source, h.SessionID, h.Title, h.MessageID)
 		if h.Highlights == nil {
 			h.Highlights = [][2]int{}
 		}

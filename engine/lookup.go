@@ -25,6 +25,7 @@ type Preview struct {
 	Message   *model.Message `json:"message,omitempty"` // the message, parts in order
 	Time      string         `json:"time"`              // the message's time, else the session's last activity
 	Cursor    string         `json:"cursor"`            // a read cursor at the message (or the session's head)
+	URI       string         `json:"uri"`               // its transcript (recall:), around the message
 }
 
 // IDKind says which kind of OpenCode id s looks like ("" for none).
@@ -91,6 +92,7 @@ func (e *Engine) lookupIn(ctx context.Context, sh *shard, id string) (Preview, e
 	p.Session = e.sessionInfo(sh, s, nil)
 	p.Time = p.Session.Updated
 	p.Cursor = p.Session.Cursor
+	p.URI = p.Session.URI
 	if p.MessageID == "" {
 		return p, nil
 	}
@@ -108,5 +110,6 @@ func (e *Engine) lookupIn(ctx context.Context, sh *shard, id string) (Preview, e
 		p.Time = render.Time(msgs[0].Created)
 	}
 	p.Cursor = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
+	p.URI = TranscriptURI(sh.name, sessionID, p.Session.Title, p.MessageID)
 	return p, nil
 }

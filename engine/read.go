@@ -161,7 +161,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 		return ReadResult{}, err
 	}
 	res.Nav = nav
-	w := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
+	w := render.Window{Source: sh.name, SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
 		First: first, Last: last, Total: total, Messages: msgs, Nav: nav}
 	switch res.Format {
 	case render.FormatMarkdown:

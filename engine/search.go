@@ -70,7 +70,11 @@ type SearchParams struct {
 
 // Hit is one search result.
 type Hit struct {
-	Cursor     string   `json:"cursor"`
+	Cursor string `json:"cursor"`
+	// Source is the history the hit came from; URI is its transcript
+	// (recall:, around its message) for an editor to open.
+	Source     string   `json:"source"`
+	URI        string   `json:"uri"`
 	SessionID  string   `json:"sessionId"`
 	MessageID  string   `json:"messageId"`
 	PartID     string   `json:"partId"`

@@ -311,12 +311,12 @@ type SemanticStatus struct {
 	Notice    string `json:"notice,omitempty"`
 }
 
-func (e *Engine) semanticStatus(ctx context.Context) (SemanticStatus, error) {
+func (e *Engine) semanticStatus(ctx context.Context, shs []*shard) (SemanticStatus, error) {
 	var st SemanticStatus
 	man, err := e.installedModel()
 	if errors.Is(err, embed.ErrNoModel) {
 		st.Notice = "no embedding model installed; search is lexical (run `recall models pull`, or `recall models import DIR`)"
-		for _, sh := range e.shards {
+		for _, sh := range shs {
 			_, total, err := sh.ix.VectorCounts(ctx, embeddedKinds)
 			if err != nil {
 				return st, err
@@ -330,7 +330,7 @@ func (e *Engine) semanticStatus(ctx context.Context) (SemanticStatus, error) {
 		return st, nil
 	}
 	st.Installed, st.Model, st.Revision, st.Dims = true, man.Name, man.Revision, man.Dims
-	for _, sh := range e.shards {
+	for _, sh := range shs {
 		stored, err := sh.ix.VectorModel(ctx)
 		if err != nil {
 			return st, err

@@ -33,8 +33,9 @@ type SessionsParams struct {
 
 // SessionRef names a related session.
 type SessionRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Source string `json:"source"`
 }
 
 // SessionInfo is a session as listings show it.
@@ -55,6 +56,10 @@ type SessionInfo struct {
 	FirstPrompt string       `json:"firstPrompt,omitempty"`
 	Children    []SessionRef `json:"children"`
 	Cursor      string       `json:"cursor"`
+	// Source is the history the session is in; URI is its transcript
+	// (recall:) for an editor to open.
+	Source string `json:"source"`
+	URI    string `json:"uri"`
 }
 
 // SessionsResult is a page of sessions.
@@ -67,11 +72,13 @@ func (e *Engine) sessionInfo(sh *shard, s index.SessionRow, children []index.Ses
 	info := SessionInfo{ID: s.ID, Title: s.Title, Directory: s.Directory, ProjectID: s.ProjectID, ParentID: s.ParentID,
 		Created: render.Time(s.Created), Updated: render.Time(s.Updated), Archived: s.Archived != 0, Agent: s.Agent, Era: s.Era,
 		Messages: s.Messages, Turns: s.Turns, ToolCalls: s.ToolCalls, FirstPrompt: s.FirstPrompt,
-		Children: []SessionRef{}, Cursor: e.encodeCursor(Cursor{Source: sh.name, SessionID: s.ID, Hint: "head"})}
+		Children: []SessionRef{}, Cursor: e.encodeCursor(Cursor{Source: sh.name, SessionID: s.ID, Hint: "head"}), Source: sh.name}
 	for _, c := range children {
-		info.Children = append(info.Children, SessionRef{ID: c.ID, Title: c.Title})
+		info.Children = append(info.Children, SessionRef{ID: c.ID, Title: c.Title, Source: sh.name})
 	}
-	return e.showSession(info)
+	info = e.showSession(info)
+	info.URI = TranscriptURI(sh.name, info.ID, info.Title, "")
+	return info
 }
 
 // shardRow is a session row and the shard it came from.

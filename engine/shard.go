@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,20 +42,24 @@ type shard struct {
 	said   map[string]bool // notices already given, so each is said once
 }
 
-// openShard opens the history at path read-only and its index (ixPath, or
-// the default keyed by the history's absolute path) after the placement
-// and ownership checks; a damaged index is moved aside and rebuilt, and
-// says so in the engine's notices.
-func (e *Engine) openShard(ctx context.Context, name, path, ixPath string) (*shard, error) {
+// openShard opens a source's history read-only and its index (its own
+// path, or the default keyed by the history's absolute path) after the
+// placement and ownership checks; a damaged index is moved aside and
+// rebuilt, and says so in the engine's notices. A configured history that
+// is missing leaves the shard without a source: its index answers as it
+// was, and each sync looks for the history again.
+func (e *Engine) openShard(ctx context.Context, r resolvedSource) (*shard, error) {
 	opener := e.opts.OpenSource
 	if opener == nil {
 		opener = openOpenCode
 	}
+	path := r.path
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("history path: %w", err)
 	}
-	sh := &shard{e: e, name: name, path: path, open: opener, vocab: &vocabCache{}, said: map[string]bool{}}
+	sh := &shard{e: e, name: r.name, path: path, demo: r.demo, open: opener, vocab: &vocabCache{}, said: map[string]bool{}}
+	ixPath := r.index
 	if ixPath == "" {
 		ixPath = DefaultIndexPath(e.opts.Getenv, path)
 	}
@@ -66,14 +71,18 @@ func (e *Engine) openShard(ctx context.Context, name, path, ixPath string) (*sha
 	if err := checkIndexPlacement(ixPath, abs, e.opts.Getenv); err != nil {
 		return nil, err
 	}
-	src, err := opener(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	sh.src = src
-	if n := src.Notice(); n != "" {
-		e.notices = append(e.notices, n)
-		sh.said[n] = true
+	if r.missing == nil {
+		src, err := opener(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		sh.src = src
+		if n := src.Notice(); n != "" {
+			e.notices = append(e.notices, n)
+			sh.said[n] = true
+		}
+	} else {
+		sh.said[missingNotice(r.name, path, e.config.Path)] = true // Open said it
 	}
 	// Recall's own index directory (where the default index lives, also
 	// when a daemon passes that path explicitly) must be private.
@@ -88,7 +97,9 @@ func (e *Engine) openShard(ctx context.Context, name, path, ixPath string) (*sha
 		}
 	}
 	if err != nil {
-		src.Close()
+		if sh.src != nil {
+			sh.src.Close()
+		}
 		return nil, err
 	}
 	sh.ix = ix
@@ -96,7 +107,8 @@ func (e *Engine) openShard(ctx context.Context, name, path, ixPath string) (*sha
 	return sh, nil
 }
 
-// source is the open history (a sync may have replaced it).
+// source is the open history (a sync may have replaced it); nil while a
+// configured history is missing.
 func (sh *shard) source() source.Source {
 	sh.srcMu.Lock()
 	defer sh.srcMu.Unlock()
@@ -106,8 +118,16 @@ func (sh *shard) source() source.Source {
 // index is the shard's index (RebuildIndex replaces it).
 func (sh *shard) index() *index.Index { return sh.ix }
 
-// fingerprint is the source's cheap summary of its files.
-func (sh *shard) fingerprint() string { return sh.source().Fingerprint() }
+// fingerprint is the source's cheap summary of its files; a missing
+// history's says whether something is at its path now, so a watcher
+// syncs when it appears.
+func (sh *shard) fingerprint() string {
+	if src := sh.source(); src != nil {
+		return src.Fingerprint()
+	}
+	_, err := os.Stat(sh.path)
+	return fmt.Sprintf("missing:%s:%v", sh.path, err == nil)
+}
 
 func (sh *shard) close() error {
 	var errs []error

@@ -1,17 +1,20 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/render"
 	"github.com/recallhq/recall/engine/source"
+	"github.com/recallhq/recall/engine/source/opencode"
 )
 
 // SyncOptions tunes one sync.
@@ -59,6 +62,30 @@ type SyncResult struct {
 	TookMS  int64    `json:"tookMs"`
 	// Embed is what the embedding step did (SyncOptions.Embed).
 	Embed *EmbedResult `json:"embed,omitempty"`
+	// Sources is what the sync did in each source (the fields above are
+	// their totals).
+	Sources []SourceSync `json:"sources,omitempty"`
+}
+
+// SourceSync is what a sync did in one source.
+type SourceSync struct {
+	Source    string `json:"source"`
+	Idle      bool   `json:"idle"`
+	Added     int    `json:"added"`
+	Updated   int    `json:"updated"`
+	Deleted   int    `json:"deleted"`
+	Parts     int    `json:"parts"`
+	Skipped   int    `json:"skipped"`
+	Busy      bool   `json:"busy,omitempty"`
+	Locked    bool   `json:"locked,omitempty"`
+	IndexAsOf string `json:"indexAsOf,omitempty"`
+	Replaced  bool   `json:"replaced,omitempty"`
+	// Missing: the history is not at its path (a configured source); its
+	// index is as it was.
+	Missing bool `json:"missing,omitempty"`
+	// Error is why this source's sync failed while others' succeeded.
+	Error  string `json:"error,omitempty"`
+	TookMS int64  `json:"tookMs"`
 }
 
 // commitEvery bounds a write transaction (parts); each session is written
@@ -87,16 +114,35 @@ func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error)
 		return SyncResult{}, err
 	}
 	total := SyncResult{Idle: true}
+	var firstErr error
+	failed := 0
 	for _, sh := range shs {
 		res, err := sh.syncOne(ctx, opts)
+		ss := SourceSync{Source: sh.name, Idle: res.Idle, Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Parts: res.Parts,
+			Skipped: res.Skipped, Busy: res.Busy, Locked: res.Locked, IndexAsOf: res.IndexAsOf, Replaced: res.Replaced,
+			Missing: sh.source() == nil, TookMS: res.TookMS}
 		if err != nil {
-			return res, sh.wrap(err)
+			// One source failing does not fail the others' sync, unless
+			// its index is damaged (the door rebuilds it) or the caller
+			// gave up.
+			if len(shs) == 1 || IsIndexDamaged(err) || ctx.Err() != nil {
+				return res, sh.wrap(err)
+			}
+			e.log.Warn("sync", "source", sh.name, "err", err)
+			firstErr = cmp.Or(firstErr, sh.wrap(err))
+			failed++
+			ss.Error = err.Error()
+			res = SyncResult{Notices: []string{fmt.Sprintf("source %q could not be synced (%v); the other sources were", sh.name, err)}}
 		}
 		if len(shs) == 1 {
 			total = res
-			break
+		} else {
+			total.add(res)
 		}
-		total.add(res)
+		total.Sources = append(total.Sources, ss)
+	}
+	if failed == len(shs) {
+		return total, firstErr
 	}
 	if len(shs) > 1 {
 		total.TookMS = time.Since(start).Milliseconds()
@@ -130,10 +176,17 @@ func (t *SyncResult) add(r SyncResult) {
 	t.Notices = append(t.Notices, r.Notices...)
 }
 
-// syncOne is one shard's sync.
+// syncOne is one shard's sync. A configured history that is missing is
+// looked for again: still missing, the sync is idle (Open said so).
 func (sh *shard) syncOne(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	if sh.ix.ReadOnly() {
 		return SyncResult{}, sh.ix.ReadOnlyError()
+	}
+	if sh.source() == nil {
+		found, err := sh.reopenMissing(ctx)
+		if err != nil || !found {
+			return SyncResult{Idle: true}, err
+		}
 	}
 	res, err := sh.sync(ctx, opts)
 	return res, index.ExplainWrite(sh.ix.Path(), err)
@@ -214,13 +267,40 @@ func (sh *shard) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	return res, err
 }
 
-// LockNotice is what to tell people when the history was locked ("" when
-// it was not).
+// LockNotice is what to tell people when a history was locked ("" when
+// none was).
 func (r SyncResult) LockNotice() string {
 	if !r.Locked {
 		return ""
 	}
-	return "the history is locked by another process (OpenCode writing?); answered from the index as of " + r.IndexAsOf
+	if len(r.Sources) <= 1 {
+		return "the history is locked by another process (OpenCode writing?); answered from the index as of " + r.IndexAsOf
+	}
+	var locked []string
+	for _, s := range r.Sources {
+		if s.Locked {
+			locked = append(locked, fmt.Sprintf("%q (index as of %s)", s.Source, s.IndexAsOf))
+		}
+	}
+	return "the history of source " + strings.Join(locked, ", ") + " is locked by another process (OpenCode writing?); answered from its index as it was"
+}
+
+// reopenMissing looks for a missing configured history at its path, and
+// opens it when it is there.
+func (sh *shard) reopenMissing(ctx context.Context) (bool, error) {
+	located, err := opencode.Locate(sh.path, sh.e.opts.Getenv)
+	if err != nil {
+		return false, nil
+	}
+	src, err := sh.open(ctx, located)
+	if err != nil {
+		return false, err
+	}
+	sh.srcMu.Lock()
+	sh.src = src
+	sh.srcMu.Unlock()
+	sh.e.log.Info("history found; syncing it", "source", sh.name, "path", sh.path)
+	return true, nil
 }
 
 // reopenSource opens the history again when the file at its path is not
@@ -254,7 +334,7 @@ func (sh *shard) reopenSource(ctx context.Context) (bool, error) {
 // syncFingerprint is what a sync records as source_fingerprint: the
 // source's files and the config that shaped the documents.
 func (sh *shard) syncFingerprint() string {
-	return sh.source().Fingerprint() + "|config:" + sh.e.config.Hash()
+	return sh.fingerprint() + "|config:" + sh.e.config.Hash()
 }
 
 func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {

@@ -123,7 +123,7 @@ func startSession(t testing.TB, o sessionOptions) *session {
 	if o.home != "" {
 		home = o.home
 	}
-	cfg := Config{DB: o.db, Index: o.index, PollInterval: 50 * time.Millisecond,
+	cfg := Config{DB: []string{o.db}, Index: o.index, PollInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Getenv: func(k string) string {
 			if k == "XDG_DATA_HOME" || k == "HOME" {

@@ -212,6 +212,10 @@ func scrub(key string, v any) any {
 			return "TIME"
 		case "index", "source":
 			return filepath.Base(v)
+		case "path": // a source's history (status), not a file of the history
+			if strings.HasSuffix(v, ".db") {
+				return filepath.Base(v)
+			}
 		}
 		return scrubText(v)
 	case float64:

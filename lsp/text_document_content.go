@@ -41,18 +41,18 @@ func (s *Server) transcript(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 }
 
 func (s *Server) readTranscript(ctx context.Context, u string) (engine.ReadResult, error) {
-	t, err := ParseTranscript(u)
+	t, err := engine.ParseTranscript(u)
 	if err != nil {
 		return engine.ReadResult{}, err
 	}
 	if t.Format != "markdown" && t.Format != "chatml" {
-		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", errBadURI, echo(u))
+		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", engine.ErrBadURI, echo(u))
 	}
 	eng, err := s.historyEngine(ctx) // the session is looked up: wait for the first sync
 	if err != nil {
 		return engine.ReadResult{}, err
 	}
-	cursor, err := eng.SessionCursor(ctx, "", t.SessionID, t.Around)
+	cursor, err := eng.SessionCursor(ctx, t.Source, t.SessionID, t.Around)
 	if err != nil {
 		return engine.ReadResult{}, err
 	}

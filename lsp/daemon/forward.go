@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/recallhq/recall/commands"
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/lsp/frame"
 )
@@ -24,8 +25,9 @@ import (
 type Forwarder struct {
 	// DB, Index and NoRedact are the flags of `recall lsp`;
 	// initializationOptions.db and .index override the first two.
-	DB, Index string
-	NoRedact  bool
+	DB       []string
+	Index    string
+	NoRedact bool
 	// Spawn starts the daemon for a socket (logging to logFile).
 	Spawn  func(sock, logFile string) error
 	Getenv func(string) string
@@ -61,8 +63,8 @@ func (f *Forwarder) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		Method string `json:"method"`
 		Params struct {
 			InitializationOptions struct {
-				DB    string `json:"db"`
-				Index string `json:"index"`
+				DB    commands.DBOption `json:"db"`
+				Index string            `json:"index"`
 			} `json:"initializationOptions"`
 		} `json:"params"`
 	}
@@ -70,8 +72,16 @@ func (f *Forwarder) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		return fallback(errors.New("the first message is not an initialize"))
 	}
 	opts := first.Params.InitializationOptions
-	res, err := engine.Resolve(engine.Options{DBPath: absOrEmpty(cmp.Or(opts.DB, f.DB)),
-		IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
+	specs := []engine.SourceSpec(opts.DB)
+	if len(specs) == 0 {
+		if specs, err = commands.SourceSpecs(f.DB); err != nil {
+			return fallback(err)
+		}
+	}
+	for i := range specs {
+		specs[i].Path, specs[i].Index = absOrEmpty(specs[i].Path), absOrEmpty(specs[i].Index)
+	}
+	res, err := engine.Resolve(engine.Options{Sources: specs, IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
 	if err != nil {
 		return fallback(err) // the in-process server fails initialize with the clear message
 	}
