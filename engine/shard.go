@@ -171,7 +171,8 @@ func (e *Engine) shardsFor(names []string) ([]*shard, error) {
 	}
 	for _, n := range names {
 		if e.shard(n) == nil {
-			return nil, fmt.Errorf("%w %q (open sources: %s)", ErrUnknownSource, clip(n, 40), strings.Join(e.SourceNames(), ", "))
+			return nil, fmt.Errorf("%w %q (open sources: %s); name one of those, or open it too (--db %s=PATH, or a [[source]] in the config)",
+				ErrUnknownSource, clip(n, 40), strings.Join(e.SourceNames(), ", "), clip(n, 40))
 		}
 	}
 	var out []*shard

@@ -132,7 +132,7 @@ func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error)
 			firstErr = cmp.Or(firstErr, sh.wrap(err))
 			failed++
 			ss.Error = err.Error()
-			res = SyncResult{Notices: []string{fmt.Sprintf("source %q could not be synced (%v); the other sources were", sh.name, err)}}
+			res = SyncResult{Idle: true, Notices: []string{fmt.Sprintf("source %q could not be synced (%v); its index answers as it was, and the other sources were synced", sh.name, err)}}
 		}
 		if len(shs) == 1 {
 			total = res

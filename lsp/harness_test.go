@@ -95,6 +95,9 @@ type sessionOptions struct {
 	// home is $XDG_DATA_HOME (default: the session's own): servers of one
 	// user share it, and with it the cursor key.
 	home string
+	// defaultIndexes: no --index (several sources each have their own,
+	// under home).
+	defaultIndexes bool
 }
 
 // startSession serves a fresh index over the fixture and connects a client.
@@ -116,7 +119,7 @@ func startSession(t testing.TB, o sessionOptions) *session {
 	if o.dataDir != nil {
 		o.dataDir(dir)
 	}
-	if o.index == "" {
+	if o.index == "" && !o.defaultIndexes {
 		o.index = filepath.Join(dir, "index.db")
 	}
 	home := dir
