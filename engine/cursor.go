@@ -61,9 +61,12 @@ var idKinds = map[byte]string{'s': "session", 'm': "message", 'p': "part"}
 func (e *Engine) encodeCursor(c Cursor) string {
 	r := cursorRef{source: c.Source, kind: "session", id: c.SessionID, hint: c.Hint}
 	switch {
-	case c.PartID != "":
+	case c.PartID != "" && (IDKind(c.PartID) == "part" || c.MessageID == ""):
 		r.kind, r.id = "part", c.PartID
 	case c.MessageID != "":
+		// A part id OpenCode did not give (the v2 engine's parts are
+		// "msg_…#N", made up by the reader) adds nothing a read needs:
+		// the message's id is shorter and as stable.
 		r.kind, r.id = "message", c.MessageID
 	}
 	return e.encodeRef(r)

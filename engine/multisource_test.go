@@ -481,3 +481,24 @@ func TestHybridOverSources(t *testing.T) {
 		t.Errorf("status semantic %+v %v", st.Semantic, err)
 	}
 }
+
+// The history OpenCode uses is "local" whether found or given by its path
+// (so a cursor made either way reads in the other).
+func TestDefaultHistoryIsLocal(t *testing.T) {
+	data := t.TempDir()
+	db := filepath.Join(data, "opencode", "opencode.db")
+	os.MkdirAll(filepath.Dir(db), 0o755)
+	if err := os.Rename(fixture(t, "v1"), db); err != nil {
+		t.Fatal(err)
+	}
+	env := dataEnv(data)
+	found := openSources(t, env)
+	given := openSources(t, env, SourceSpec{Path: db})
+	if found.SourceNames()[0] != "local" || given.SourceNames()[0] != "local" {
+		t.Fatalf("names %q and %q, want local for both", found.SourceNames(), given.SourceNames())
+	}
+	c := search(t, found, "ERR_QUOTA_7731").Hits[0].Cursor
+	if _, err := given.Read(context.Background(), ReadParams{Cursor: c}); err != nil {
+		t.Error(err)
+	}
+}

@@ -197,13 +197,16 @@ func TestCursorSurvivesIndexRebuilds(t *testing.T) {
 	same("the index file deleted", openAt(t, db, ixPath))
 }
 
-// Cursors are short: a few dozen characters.
+// Cursors are short: a few dozen characters, in every storage era (the
+// v2 engine's parts have no OpenCode id: their message's stands in).
 func TestCursorLength(t *testing.T) {
-	e := openFixture(t, "v1")
 	var lens []int
-	for _, q := range []string{"ERR_QUOTA_7731", "rounding", "invoice", "worker", "quota"} {
-		for _, h := range search(t, e, q, func(p *SearchParams) { p.Limit = 20 }).Hits {
-			lens = append(lens, len(h.Cursor))
+	for fx, queries := range map[string][]string{"v1": {"ERR_QUOTA_7731", "rounding", "invoice", "worker", "quota"}, "v2": {"ERR_EVICT_4410", "cache", "eviction"}} {
+		e := openFixture(t, fx)
+		for _, q := range queries {
+			for _, h := range search(t, e, q, func(p *SearchParams) { p.Limit = 20 }).Hits {
+				lens = append(lens, len(h.Cursor))
+			}
 		}
 	}
 	sort.Ints(lens)

@@ -33,8 +33,9 @@ type SourceSpec struct {
 // -32602), with the message saying what to change.
 var ErrOptions = errors.New("bad options")
 
-// DefaultSourceName names the history OpenCode itself uses, when Recall
-// finds it where OpenCode keeps it; the bundled demo history is "demo".
+// DefaultSourceName names the history OpenCode itself uses (found where
+// OpenCode keeps it, or given by that path); the bundled demo history is
+// "demo".
 const (
 	DefaultSourceName = "local"
 	DemoSourceName    = "demo"
@@ -139,7 +140,11 @@ func resolveSources(opts Options, cfg config.Config) (out []resolvedSource, noti
 			return nil, nil, err
 		}
 		if r.name == "" {
-			r.name = source.Dedupe(source.DeriveName(r.path), taken)
+			r.name = source.DeriveName(r.path)
+			if isDefaultHistory(r.path, opts.Getenv) {
+				r.name = DefaultSourceName // the same name however it was given
+			}
+			r.name = source.Dedupe(r.name, taken)
 			taken[r.name] = true
 		}
 		abs, err := filepath.Abs(r.path)
@@ -163,4 +168,17 @@ func resolveSources(opts Options, cfg config.Config) (out []resolvedSource, noti
 func missingNotice(name, path, cfgPath string) string {
 	return fmt.Sprintf("source %q: no OpenCode history at %s (fix its path in %s, or remove that [[source]]); searching the other sources and what %s's index held",
 		name, path, cfgPath, name)
+}
+
+// isDefaultHistory reports whether path is the history OpenCode uses
+// (where Open would look without --db): named like it, whether given or
+// found, its cursors read in both ways.
+func isDefaultHistory(path string, getenv func(string) string) bool {
+	def, err := opencode.Locate("", getenv)
+	if err != nil {
+		return false
+	}
+	a, errA := filepath.Abs(path)
+	b, errB := filepath.Abs(def)
+	return errA == nil && errB == nil && a == b
 }

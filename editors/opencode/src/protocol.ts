@@ -12,7 +12,8 @@ export const Requests = {
 
 /** initializationOptions of `initialize`. */
 export interface InitOptions {
-  db?: string
+  /** One history, or several searched as one (paths, "NAME=PATH", or {name, path, index}). */
+  db?: string | Array<string | { name?: string; path: string; index?: string }>
   index?: string
   excludeSession?: string
   watch?: boolean
@@ -33,6 +34,8 @@ export interface SearchParams {
 
 export interface Hit {
   cursor: string
+  /** The history the hit is in (a source name: "local", "laptop"). */
+  source?: string
   sessionId: string
   messageId: string
   partId?: string
@@ -71,6 +74,7 @@ export interface SessionRef {
 
 export interface SessionInfo {
   id: string
+  source?: string
   title: string
   directory: string
   parentId?: string

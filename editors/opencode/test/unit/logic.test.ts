@@ -139,6 +139,15 @@ describe("family exclusion", () => {
 })
 
 describe("formatting", () => {
+  it("names each hit's and session's source when they come from several", () => {
+    const mixed = formatSearch({ hits: [hit(1, { source: "local" }), hit(2, { source: "desktop" })] }, { query: "q", cwd: "/home/u/proj" })
+    assert.match(mixed, /\[1\] Session 1 · .* · from local\n/)
+    assert.match(mixed, /\[2\] Session 2 · .* · from desktop\n/)
+    const one = formatSearch({ hits: [hit(1, { source: "local" }), hit(2, { source: "local" })] }, { query: "q", cwd: "/home/u/proj" })
+    assert.doesNotMatch(one, /from local/)
+    const list = [session("ses_a", { source: "local" }), session("ses_b", { source: "desktop" })]
+    assert.match(formatSessions({ sessions: list }, list, {}), /ses_b · from desktop/)
+  })
   it("search: numbered anchors with title, time, kind, one-line snippet, cursor", () => {
     const text = formatSearch({ hits: [hit(1), hit(2, { directory: "/elsewhere", tool: undefined, kind: "text", role: "user" })], mode: "lexical" }, { query: "quota", cwd: "/home/u/proj", excluded: true })
     const lines = text.split("\n")
@@ -200,6 +209,11 @@ describe("config", () => {
     assert.equal(cfg.command, "recall")
     assert.equal(cfg.initOptions.db, "/xdg/opencode/opencode.db")
     assert.equal(defaultDatabase({ HOME: "/home/u" }), "/home/u/.local/share/opencode/opencode.db")
+  })
+  it("db may list several histories: paths or NAME=PATH, ~/ expanded", () => {
+    const cfg = resolveConfig({ db: ["~/.local/share/opencode/opencode.db", " desktop=~/sync/desktop/opencode.db ", ""] }, { HOME: "/home/u", RECALL_DB: "/env.db" })
+    assert.deepEqual(cfg.initOptions.db, ["/home/u/.local/share/opencode/opencode.db", "desktop=/home/u/sync/desktop/opencode.db"])
+    assert.equal(resolveConfig({ db: [] }, { RECALL_DB: "/env.db" }).initOptions.db, "/env.db")
   })
 })
 
