@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/recall
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/recallhq/recall/commands.Version=$(VERSION)
-RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./engine/live/... ./commands/... ./lsp/...
+RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./engine/live/... ./engine/vectors/... ./commands/... ./lsp/...
 
 .PHONY: all build test test-go test-race test-editors test-live eval bench fuzz vsix clean
 FUZZTIME ?= 30s
