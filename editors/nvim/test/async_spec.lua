@@ -35,7 +35,12 @@ T.setup({ index = T.env.tmp .. "/async-index.db", autostart = false })
 
 T.run(":RecallSearch returns at once, says it is searching, and the picker comes later", function()
   local ms = timed("RecallSearch ERR_QUOTA_7731")
-  T.ok(ms < 200, string.format(":RecallSearch held the editor %.0f ms (want < 200)", ms))
+  -- What proves the command asynchronous is that it returns before the
+  -- answer (no picker yet, "searching" shown). The bound only catches a
+  -- synchronous request, which holds the editor for the whole server start
+  -- and first sync (~15 s before the fix); starting the client's process can
+  -- take a few hundred ms on a loaded 2-core machine, so it is generous.
+  T.ok(ms < 2000, string.format(":RecallSearch held the editor %.0f ms (want < 2000)", ms))
   T.eq(T.select, nil, "no picker yet: the server is still starting")
   T.contains(vim.g.recall_status, "searching", "g:recall_status while the search runs")
   local sel = T.wait_select(30000, "the search picker")
