@@ -50,6 +50,10 @@ if [ -z "${RECALL_BIN:-}" ]; then
 fi
 [ -f "$OCGEN_DIR/gen.sh" ] || fail "ocgen not found at $OCGEN_DIR (set OCGEN_DIR to a copy of tools/ocgen)"
 rm -rf "$WORK/ocgen"
+# Built where it stands (inside the recall module, or a copy with its own
+# go.mod), before the copy leaves the module behind.
+(cd "$OCGEN_DIR" && go build -o "$WORK/ocgen.bin" .) || fail "building ocgen in $OCGEN_DIR failed"
+export OCGEN_BIN=$WORK/ocgen.bin
 # A copy, so a run never writes into the checkout. (An `a && b` list would
 # hide a failed cp from set -e.)
 cp -r "$OCGEN_DIR" "$WORK/ocgen" || fail "copying $OCGEN_DIR failed"

@@ -64,12 +64,20 @@ if ! command -v rg >/dev/null 2>&1; then
 fi
 
 # 3. build the driver + mock model -------------------------------------------
-( cd "$HERE" && go build -o "$CACHE/ocgen" . )
+# OCGEN_BIN: a driver built already (the tests build it from the repository's
+# module before they copy this folder out of it, where `go build .` has no
+# go.mod to build with).
+if [ -n "${OCGEN_BIN:-}" ]; then
+  [ -x "$OCGEN_BIN" ] || { echo "gen.sh: OCGEN_BIN=$OCGEN_BIN is not an executable" >&2; exit 1; }
+else
+  OCGEN_BIN=$CACHE/ocgen
+  ( cd "$HERE" && go build -o "$OCGEN_BIN" . ) || { echo "gen.sh: building ocgen in $HERE failed (outside the recall module, set OCGEN_BIN to a built driver: go build -o ocgen ./tools/ocgen)" >&2; exit 1; }
+fi
 
 # 4. generate -------------------------------------------------------------
 ARGS=(gen -scenario "$SCENARIO" -out "$OUTDIR" -opencode "$OPENCODE_BIN" -j "${OCGEN_JOBS:-3}" -v)
 if [ -n "${OCGEN_REQLOG:-}" ]; then ARGS+=(-reqlog "$OUTDIR/requests.jsonl"); fi
-"$CACHE/ocgen" "${ARGS[@]}"
+"$OCGEN_BIN" "${ARGS[@]}"
 
 if command -v sqlite3 >/dev/null 2>&1; then
   echo "gen.sh: $OUTDIR/opencode.db:" >&2

@@ -109,6 +109,10 @@ phase "ocgen + opencode"
 OCGEN_SRC=${OCGEN_DIR:-$REPO/tools/ocgen}
 [ -f "$OCGEN_SRC/gen.sh" ] || { echo "ocgen not found at $OCGEN_SRC (set OCGEN_DIR to a copy of tools/ocgen)" >&2; exit 1; }
 # A copy, so a run never writes into the checkout.
+# Built where it stands (inside the recall module, or a copy with its own
+# go.mod), before the copy leaves the module behind.
+(cd "$OCGEN_SRC" && go build -o "$WORK/ocgen.bin" .) || { echo "building ocgen in $OCGEN_SRC failed" >&2; exit 1; }
+export OCGEN_BIN=$WORK/ocgen.bin
 cp -r "$OCGEN_SRC" "$WORK/ocgen" || { echo "copying $OCGEN_SRC failed" >&2; exit 1; }
 chmod -R u+w "$WORK/ocgen"
 ROOT=/tmp/ocgen/$(basename "$WORK")
