@@ -261,7 +261,11 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		}
 		return ExitOK
 	}
-	if err := c.Print(inv.stdout, result); err != nil && inv.stdout.err == nil {
+	print := c.Print
+	if c.PrintFor != nil {
+		print = func(w io.Writer, r R) error { return c.PrintFor(w, p, r) }
+	}
+	if err := print(inv.stdout, result); err != nil && inv.stdout.err == nil {
 		fmt.Fprintf(stderr, "recall %s: print result: %v\n", inv.name, err)
 		return ExitFailure
 	}
