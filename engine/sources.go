@@ -91,7 +91,7 @@ func resolveSources(opts Options, cfg config.Config) (out []resolvedSource, noti
 		path, err := opencode.Locate("", opts.Getenv)
 		var nf *opencode.NotFoundError
 		switch {
-		case errors.As(err, &nf) && !opts.NoDemo:
+		case errors.As(err, &nf) && nf.Env == "" && !opts.NoDemo:
 			if path, err = demo.Extract(filepath.Join(DataDir(opts.Getenv), "demo")); err != nil {
 				return nil, nil, err
 			}
