@@ -24,6 +24,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitInterrupted is a command stopped by Ctrl-C (SIGINT): 128 + 2,
+	// as shells report a process killed by that signal.
+	ExitInterrupted = 130
 )
 
 // Globals are the flags every command takes, before or after its name.
@@ -241,6 +244,20 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 	result, err := c.execute(ctx, env, p)
 	if err != nil && inv.stdout.err != nil {
 		return ExitFailure // streamed output (export) failed to write: Main says so
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C: what was committed stays (each sync commits as it goes,
+		// and the next picks up from its watermarks), so say how to go on
+		// rather than "context canceled".
+		msg := "interrupted"
+		if c.Sync || c.Syncs {
+			msg += "; run again to resume"
+		}
+		if env.Progress != nil {
+			fmt.Fprint(stderr, "\r\033[K") // the progress bar's line
+		}
+		fmt.Fprintf(stderr, "recall %s: %s\n", inv.name, msg)
+		return ExitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "recall %s: %v\n", inv.name, err)
