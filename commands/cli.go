@@ -37,6 +37,7 @@ type Globals struct {
 	NoSync   bool     `flag:"no-sync" help:"answer from the index as it is, without syncing first"`
 	LogFile  string   `flag:"log-file" alias:"logfile" meta:"PATH" help:"write logs to this file"`
 	Quiet    bool     `flag:"quiet" short:"q" help:"no notices on stderr"`
+	Verbose  bool     `flag:"verbose" short:"v" help:"every notice every time (the demo history and no-model notices are otherwise said once a day)"`
 	NoRedact bool     `flag:"no-redact" help:"show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"`
 }
 
@@ -194,10 +195,20 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		fmt.Fprintf(stderr, "recall %s: %v\n%s\n", inv.name, err, inv.usageHint())
 		return ExitUsage
 	}
+	var stamps *noticeStamps
 	notify := func(msg string) {
-		if !g.Quiet {
-			fmt.Fprintln(stderr, "recall:", msg)
+		if g.Quiet {
+			return
 		}
+		if !g.Verbose && onceADay(msg) {
+			if stamps == nil {
+				stamps = loadNoticeStamps(inv.getenv)
+			}
+			if !stamps.sayNow(msg) {
+				return
+			}
+		}
+		fmt.Fprintln(stderr, "recall:", msg)
 	}
 	env := &Env{Globals: g, Getenv: inv.getenv, Stdin: inv.stdin, Stdout: inv.stdout, Stderr: stderr,
 		NoSync: g.NoSync, Notify: notify}

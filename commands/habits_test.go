@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,5 +131,33 @@ func TestPrintSearchPartial(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text of a partial, corrected search lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The demo and no-model notices are said once a day (per demo index),
+// not on every command; --verbose says them every time. They used to
+// repeat on every command.
+func TestRepeatedNoticesOnceADay(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("OPENCODE_DB", "")
+	first := cli(t, "search", "invoice")
+	if first.code != 0 || !strings.Contains(first.stderr, engine.DemoNotice) || !strings.Contains(first.stderr, engine.NoModelNotice) {
+		t.Fatalf("first command: exit %d, stderr %q; want both notices", first.code, first.stderr)
+	}
+	again := cli(t, "search", "invoice")
+	if again.code != 0 || strings.Contains(again.stderr, engine.DemoNotice) || strings.Contains(again.stderr, engine.NoModelNotice) {
+		t.Errorf("the same notices again on the next command: %q", again.stderr)
+	}
+	verbose := cli(t, "search", "--verbose", "invoice")
+	if !strings.Contains(verbose.stderr, engine.DemoNotice) || !strings.Contains(verbose.stderr, engine.NoModelNotice) {
+		t.Errorf("--verbose does not say the notices: %q", verbose.stderr)
+	}
+	// --json keeps them in its notices whatever stderr said.
+	var res engine.SearchResult
+	decodeJSON(t, cli(t, "search", "--json", "invoice"), &res)
+	if !slices.Contains(res.Notices, engine.NoModelNotice) {
+		t.Errorf("--json lost the no-model notice: %v", res.Notices)
 	}
 }
