@@ -37,7 +37,7 @@ type Globals struct {
 	NoSync   bool     `flag:"no-sync" help:"answer from the index as it is, without syncing first"`
 	LogFile  string   `flag:"log-file" alias:"logfile" meta:"PATH" help:"write logs to this file"`
 	Quiet    bool     `flag:"quiet" short:"q" help:"no notices on stderr"`
-	Verbose  bool     `flag:"verbose" short:"v" help:"every notice every time (the demo history and no-model notices are otherwise said once a day)"`
+	Verbose  bool     `flag:"verbose" help:"every notice every time (the demo history and no-model notices are otherwise said once a day)"`
 	NoRedact bool     `flag:"no-redact" help:"show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"`
 }
 
