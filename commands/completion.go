@@ -183,6 +183,8 @@ _recall() {
 				fmt.Fprintf(&b, "                %s) _recall_list %s; return ;;\n", f.FlagName(), shellQuote(strings.Join(f.Enum.Values, " ")))
 			case f.Enum != nil:
 				fmt.Fprintf(&b, "                %s) COMPREPLY=($(compgen -W %s -- \"$cur\")); return ;;\n", f.FlagName(), shellQuote(strings.Join(f.Enum.Values, " ")))
+			case isPath(f) && f.placeholder() == "DIR":
+				fmt.Fprintf(&b, "                %s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n", f.FlagName())
 			case isPath(f):
 				fmt.Fprintf(&b, "                %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f.FlagName())
 			default:
@@ -222,6 +224,9 @@ func zshSpec(f Field) string {
 		action := " "
 		if isPath(f) {
 			action = "_files"
+			if f.placeholder() == "DIR" {
+				action = "_files -/"
+			}
 		}
 		switch {
 		case f.Enum != nil && f.List:

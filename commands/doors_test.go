@@ -176,6 +176,9 @@ func TestCompletionScripts(t *testing.T) {
 			}
 			// Commands, flags, enum values and globals, as bash completes
 			// them for a person pressing Tab.
+			cwd := t.TempDir()
+			os.Mkdir(filepath.Join(cwd, "projects"), 0o700)
+			os.WriteFile(filepath.Join(cwd, "profile.txt"), nil, 0o600)
 			for _, c := range []struct{ words, want string }{
 				{`recall se`, "search sessions"},
 				{`recall --db x sy`, "sync"},
@@ -186,6 +189,7 @@ func TestCompletionScripts(t *testing.T) {
 				{`recall search --kind text,re`, "text,reasoning"},
 				{`recall completion `, strings.Join(Shells.Values, " ")},
 				{`recall models `, "import list pull"},
+				{`recall search --directory pro`, "projects"}, // a directory, not the file beside it
 			} {
 				words := strings.Fields(c.words)
 				if strings.HasSuffix(c.words, " ") {
@@ -196,7 +200,9 @@ func TestCompletionScripts(t *testing.T) {
 					quoted[i] = "'" + w + "'"
 				}
 				code := fmt.Sprintf(`source "$1"; COMP_WORDS=(%s); COMP_CWORD=%d; _recall; echo "${COMPREPLY[*]}"`, strings.Join(quoted, " "), len(words)-1)
-				out, err := exec.Command("bash", "-c", code, "bash", script).CombinedOutput()
+				cmd := exec.Command("bash", "-c", code, "bash", script)
+				cmd.Dir = cwd
+				out, err := cmd.CombinedOutput()
 				if err != nil || strings.TrimSpace(string(out)) != c.want {
 					t.Errorf("bash completes %q to %q (%v), want %q", c.words, strings.TrimSpace(string(out)), err, c.want)
 				}
