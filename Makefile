@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/recallhq/recall/commands.Version=$(VERSION)
 RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./engine/live/... ./engine/vectors/... ./commands/... ./lsp/...
 
-.PHONY: all build test test-go test-race test-editors test-live eval bench fuzz vsix clean
+.PHONY: all build test test-go test-race test-editors test-live check-tree eval bench fuzz vsix clean clean-cache
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./engine/query:FuzzParse ./engine/tokens:FuzzSplit ./engine/render:FuzzChatML \
 	./engine:FuzzDecodeCursor ./engine:FuzzSearch ./commands:FuzzDecodeParams ./engine/embed:FuzzTokenize
@@ -15,8 +15,26 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
-# Everything CI runs.
-test: test-go test-race test-editors test-live
+# Where the tests keep what they download and build once (Neovims, OpenCode,
+# code-server, ocgen, artefacts): one directory, removed by make clean-cache.
+TEST_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/recall-test
+
+# Everything CI runs, then a check that no test changed the checkout: git
+# status after the tests must be what it was before them (tests write to
+# the cache or a temp dir, never to tracked files or new untracked ones).
+test:
+	@mkdir -p $(TEST_CACHE) && (git status --porcelain=v1 --untracked-files=all 2>/dev/null || true) >$(TEST_CACHE)/tree-before.txt
+	$(MAKE) test-go test-race test-editors test-live
+	@$(MAKE) --no-print-directory check-tree
+
+check-tree:
+	@if ! git rev-parse --git-dir >/dev/null 2>&1; then echo "check-tree: not a git checkout; nothing to compare"; exit 0; fi; \
+	git status --porcelain=v1 --untracked-files=all >$(TEST_CACHE)/tree-after.txt; \
+	touch $(TEST_CACHE)/tree-before.txt; \
+	if ! cmp -s $(TEST_CACHE)/tree-before.txt $(TEST_CACHE)/tree-after.txt; then \
+		echo "check-tree: the tests changed the checkout (git status before < and after >); write artefacts to \$$XDG_CACHE_HOME/recall-test or a temp dir, or add them to .gitignore:"; \
+		diff $(TEST_CACHE)/tree-before.txt $(TEST_CACHE)/tree-after.txt; exit 1; \
+	fi; echo "check-tree: git status unchanged by the tests"
 
 test-go:
 	$(GO) vet ./...
@@ -67,3 +85,8 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# The tests' caches: $(TEST_CACHE), and the system temp directory's from
+# before they moved there (recall-e2e-cache, ocgen-cache).
+clean-cache:
+	rm -rf $(TEST_CACHE) $${TMPDIR:-/tmp}/recall-e2e-cache $${TMPDIR:-/tmp}/ocgen-cache

@@ -24,6 +24,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitInterrupted is a command stopped by Ctrl-C (SIGINT): 128 + 2,
+	// as shells report a process killed by that signal.
+	ExitInterrupted = 130
 )
 
 // Globals are the flags every command takes, before or after its name.
@@ -34,6 +37,7 @@ type Globals struct {
 	NoSync   bool     `flag:"no-sync" help:"answer from the index as it is, without syncing first"`
 	LogFile  string   `flag:"log-file" alias:"logfile" meta:"PATH" help:"write logs to this file"`
 	Quiet    bool     `flag:"quiet" short:"q" help:"no notices on stderr"`
+	Verbose  bool     `flag:"verbose" help:"every notice every time (the demo history and no-model notices are otherwise said once a day)"`
 	NoRedact bool     `flag:"no-redact" help:"show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"`
 }
 
@@ -191,10 +195,20 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		fmt.Fprintf(stderr, "recall %s: %v\n%s\n", inv.name, err, inv.usageHint())
 		return ExitUsage
 	}
+	var stamps *noticeStamps
 	notify := func(msg string) {
-		if !g.Quiet {
-			fmt.Fprintln(stderr, "recall:", msg)
+		if g.Quiet {
+			return
 		}
+		if !g.Verbose && onceADay(msg) {
+			if stamps == nil {
+				stamps = loadNoticeStamps(inv.getenv)
+			}
+			if !stamps.sayNow(msg) {
+				return
+			}
+		}
+		fmt.Fprintln(stderr, "recall:", msg)
 	}
 	env := &Env{Globals: g, Getenv: inv.getenv, Stdin: inv.stdin, Stdout: inv.stdout, Stderr: stderr,
 		NoSync: g.NoSync, Notify: notify}
@@ -242,6 +256,20 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 	if err != nil && inv.stdout.err != nil {
 		return ExitFailure // streamed output (export) failed to write: Main says so
 	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C: what was committed stays (each sync commits as it goes,
+		// and the next picks up from its watermarks), so say how to go on
+		// rather than "context canceled".
+		msg := "interrupted"
+		if c.Sync || c.Syncs {
+			msg += "; run again to resume"
+		}
+		if env.Progress != nil {
+			fmt.Fprint(stderr, "\r\033[K") // the progress bar's line
+		}
+		fmt.Fprintf(stderr, "recall %s: %s\n", inv.name, msg)
+		return ExitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "recall %s: %v\n", inv.name, err)
 		if IsParamError(err) {
@@ -261,7 +289,11 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		}
 		return ExitOK
 	}
-	if err := c.Print(inv.stdout, result); err != nil && inv.stdout.err == nil {
+	print := c.Print
+	if c.PrintFor != nil {
+		print = func(w io.Writer, r R) error { return c.PrintFor(w, p, r) }
+	}
+	if err := print(inv.stdout, result); err != nil && inv.stdout.err == nil {
 		fmt.Fprintf(stderr, "recall %s: print result: %v\n", inv.name, err)
 		return ExitFailure
 	}

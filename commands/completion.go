@@ -164,10 +164,13 @@ _recall() {
 	b.WriteString("    case \"$prev\" in\n")
 	fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n    esac\n", strings.Join(valued, "|"))
 	b.WriteString("    case \"$cmd\" in\n")
-	fmt.Fprintf(&b, "        \"\")\n            COMPREPLY=($(compgen -W %s -- \"$cur\")) ;;\n",
-		shellQuote(names(m.top)+" "+flagWords(m.globals)))
+	// Flags are offered once a dash is typed, commands otherwise (as git
+	// completes): a bare Tab lists what to run, not twenty flags.
+	fmt.Fprintf(&b, "        \"\")\n            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W %s -- \"$cur\")); return; fi\n            COMPREPLY=($(compgen -W %s -- \"$cur\")) ;;\n",
+		shellQuote("--version "+flagWords(m.globals)), shellQuote(names(m.top)))
 	for _, g := range sortedKeys(m.sub) {
-		fmt.Fprintf(&b, "        %s)\n            COMPREPLY=($(compgen -W %s -- \"$cur\")) ;;\n", shellQuote(g), shellQuote(names(m.sub[g])+" "+flagWords(m.globals)))
+		fmt.Fprintf(&b, "        %s)\n            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W %s -- \"$cur\")); return; fi\n            COMPREPLY=($(compgen -W %s -- \"$cur\")) ;;\n",
+			shellQuote(g), shellQuote(flagWords(m.globals)), shellQuote(names(m.sub[g])))
 	}
 	emit := func(full string, c compCommand) {
 		fmt.Fprintf(&b, "        %s)\n            case \"$prev\" in\n", shellQuote(full))
@@ -180,6 +183,8 @@ _recall() {
 				fmt.Fprintf(&b, "                %s) _recall_list %s; return ;;\n", f.FlagName(), shellQuote(strings.Join(f.Enum.Values, " ")))
 			case f.Enum != nil:
 				fmt.Fprintf(&b, "                %s) COMPREPLY=($(compgen -W %s -- \"$cur\")); return ;;\n", f.FlagName(), shellQuote(strings.Join(f.Enum.Values, " ")))
+			case isPath(f) && f.placeholder() == "DIR":
+				fmt.Fprintf(&b, "                %s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n", f.FlagName())
 			case isPath(f):
 				fmt.Fprintf(&b, "                %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f.FlagName())
 			default:
@@ -219,6 +224,9 @@ func zshSpec(f Field) string {
 		action := " "
 		if isPath(f) {
 			action = "_files"
+			if f.placeholder() == "DIR" {
+				action = "_files -/"
+			}
 		}
 		switch {
 		case f.Enum != nil && f.List:

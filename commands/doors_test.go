@@ -2,6 +2,7 @@ package commands
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,6 +173,39 @@ func TestCompletionScripts(t *testing.T) {
 			out, err = exec.Command("bash", "-c", `source "$1"; COMP_WORDS=(recall --db x search --role ""); COMP_CWORD=5; _recall; echo "${COMPREPLY[*]}"`, "bash", script).CombinedOutput()
 			if err != nil || strings.TrimSpace(string(out)) != strings.Join(Roles.Values, " ") {
 				t.Errorf("bash offers %q after --role (%v), want %v", out, err, Roles.Values)
+			}
+			// Commands, flags, enum values and globals, as bash completes
+			// them for a person pressing Tab.
+			cwd := t.TempDir()
+			os.Mkdir(filepath.Join(cwd, "projects"), 0o700)
+			os.WriteFile(filepath.Join(cwd, "profile.txt"), nil, 0o600)
+			for _, c := range []struct{ words, want string }{
+				{`recall se`, "search sessions"},
+				{`recall --db x sy`, "sync"},
+				{`recall search --li`, "--limit"},
+				{`recall search invoice --verb`, "--verbose"},
+				{`recall read --format `, strings.Join(ReadFormats.Values, " ")},
+				{`recall export --format m`, "markdown"},
+				{`recall search --kind text,re`, "text,reasoning"},
+				{`recall completion `, strings.Join(Shells.Values, " ")},
+				{`recall models `, "import list pull"},
+				{`recall search --directory pro`, "projects"}, // a directory, not the file beside it
+			} {
+				words := strings.Fields(c.words)
+				if strings.HasSuffix(c.words, " ") {
+					words = append(words, "")
+				}
+				quoted := make([]string, len(words))
+				for i, w := range words {
+					quoted[i] = "'" + w + "'"
+				}
+				code := fmt.Sprintf(`source "$1"; COMP_WORDS=(%s); COMP_CWORD=%d; _recall; echo "${COMPREPLY[*]}"`, strings.Join(quoted, " "), len(words)-1)
+				cmd := exec.Command("bash", "-c", code, "bash", script)
+				cmd.Dir = cwd
+				out, err := cmd.CombinedOutput()
+				if err != nil || strings.TrimSpace(string(out)) != c.want {
+					t.Errorf("bash completes %q to %q (%v), want %q", c.words, strings.TrimSpace(string(out)), err, c.want)
+				}
 			}
 		default:
 			// zsh and fish check the syntax when installed (CI has bash only).

@@ -137,6 +137,12 @@ func (f Field) set(v reflect.Value, val string) error {
 		if err != nil {
 			return &ParamError{Field: f.name(), Msg: fmt.Sprintf("%q is not a whole number", val)}
 		}
+		if n == 0 {
+			// Every int param of the table is a limit whose zero value (no
+			// field on the wire) is its default: typed, 0 is a mistake,
+			// not a request for the default.
+			return &ParamError{Field: f.name(), Msg: fmt.Sprintf("0 is not allowed; leave %s out for the default, or give a positive number: %s", f.FlagName(), f.Help)}
+		}
 		fv.SetInt(int64(n))
 	case f.Type.Kind() == reflect.Bool:
 		b, err := strconv.ParseBool(val)

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/recallhq/recall/engine"
-	"github.com/recallhq/recall/engine/render"
 )
 
 // FilesParams are the params of `files`.
@@ -19,7 +18,7 @@ type FilesParams struct {
 // Validate checks the params.
 func (p *FilesParams) Validate() error {
 	if p.Path == "" {
-		return &ParamError{Field: "path", Msg: "is required; pass the file whose past sessions you want"}
+		return missing("path", "files needs a file: recall files src/cart.js (absolute, or relative to the current directory)")
 	}
 	if p.Limit < 0 {
 		return &ParamError{Field: "limit", Msg: "must be positive"}
@@ -41,7 +40,7 @@ var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
 			_, err := fmt.Fprintf(w, "no past session touched %s\n", res.Path)
 			return err
 		}
-		fmt.Fprintf(w, "%d past sessions touched %s\n", res.Total, res.Path)
+		fmt.Fprintf(w, "%s touched %s\n", count(res.Total, "past session"), res.Path)
 		var sources []string
 		for _, s := range res.Sessions {
 			sources = append(sources, s.Source)
@@ -52,7 +51,7 @@ var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
 			if several {
 				where = s.Source + " · " + where
 			}
-			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, where, render.ShortTime(s.Updated))
+			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, where, clock(s.Updated))
 		}
 		return nil
 	},

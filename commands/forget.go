@@ -20,7 +20,7 @@ type ForgetParams struct {
 // Validate checks the params.
 func (p *ForgetParams) Validate() error {
 	if p.Session == "" {
-		return &ParamError{Field: "session", Msg: "is required; see `recall sessions` for ids"}
+		return missing("session", "forget needs a session id: recall forget ses_… (find one with recall sessions)")
 	}
 	_, err := p.Source.one()
 	return err

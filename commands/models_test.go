@@ -33,6 +33,7 @@ func tinySnapshot(t *testing.T) string {
 func TestModelsAndSemanticCLI(t *testing.T) {
 	data := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", data)
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the no-model notice not said yet today
 	db, ix := fixtureDB(t), filepath.Join(t.TempDir(), "i.db")
 
 	r := cli(t, "models", "list")

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/render"
 )
 
@@ -23,7 +24,7 @@ type ReadParams struct {
 // Validate checks the params.
 func (p *ReadParams) Validate() error {
 	if p.Cursor == "" {
-		return &ParamError{Field: "cursor", Msg: "is required; pass the cursor field of a search hit or session"}
+		return missing("cursor", "read needs a cursor or a session id: recall read ses_… (find one with recall search or recall sessions)")
 	}
 	max := engine.MaxReadLimit
 	if p.Mode == "full" {
@@ -52,13 +53,43 @@ var Read = Register(&Command[ReadParams, engine.ReadResult]{
 		}
 		return res, err
 	},
-	Print: func(w io.Writer, res engine.ReadResult) error {
-		if res.Format == "json" {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res.Messages)
-		}
-		_, err := fmt.Fprint(w, res.Text)
-		return err
-	},
+	PrintFor: printRead,
 })
+
+// printRead is read for people. ChatML carries its <nav> cursors; the
+// markdown window gets the same as lines of commands after it, and the
+// JSON window is an object with its nav beside its messages, so every
+// format can page on.
+func printRead(w io.Writer, p *ReadParams, res engine.ReadResult) error {
+	switch res.Format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(struct {
+			Session  engine.SessionInfo `json:"session"`
+			Range    engine.Range       `json:"range"`
+			Anchor   string             `json:"anchor,omitempty"`
+			Partial  bool               `json:"partial,omitempty"`
+			Nav      render.Nav         `json:"nav"`
+			Messages []model.Message    `json:"messages"`
+		}{res.Session, res.Range, res.Anchor, res.Partial, res.Nav, res.Messages})
+	case "markdown":
+		if _, err := fmt.Fprint(w, res.Text); err != nil {
+			return err
+		}
+		again := "recall read --format markdown"
+		if p.Limit != 0 {
+			again += fmt.Sprintf(" --limit %d", p.Limit)
+		}
+		fmt.Fprintln(w, "---")
+		for _, l := range []struct{ name, cursor string }{{"prev", res.Nav.Prev}, {"next", res.Nav.Next}, {"head", res.Nav.Head}, {"tail", res.Nav.Tail}} {
+			if l.cursor != "" {
+				fmt.Fprintf(w, "%s: %s %s\n", l.name, again, l.cursor)
+			}
+		}
+		return nil
+	}
+	_, err := fmt.Fprint(w, res.Text)
+	return err
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/query"
-	"github.com/recallhq/recall/engine/render"
 )
 
 // SearchParams are the params of `search` (CLI flags, JSON-RPC fields).
@@ -39,6 +38,9 @@ func (p *SearchParams) Validate() error {
 		return err
 	}
 	var err error
+	if p.Directory, err = absDir(p.Directory); err != nil {
+		return err
+	}
 	if p.after, err = parseTime("after", p.After); err != nil {
 		return err
 	}
@@ -104,7 +106,16 @@ var Search = Register(&Command[SearchParams, engine.SearchResult]{
 	Print: printSearch,
 })
 
+// printSearch is search for people. It shows what --json says besides
+// the hits: the typo corrections made, a partial answer, and with
+// --explain each hit's scores.
 func printSearch(w io.Writer, res engine.SearchResult) error {
+	if len(res.Corrections) > 0 {
+		fmt.Fprintf(w, "corrected: %s\n", strings.Join(res.Corrections, ", "))
+	}
+	if res.Partial {
+		fmt.Fprintln(w, "partial: the search ran out of time and these are the hits found so far; narrow it (--directory, --after, fewer words) for all of them")
+	}
 	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintln(w, "no matches")
 		return err
@@ -119,13 +130,40 @@ func printSearch(w io.Writer, res engine.SearchResult) error {
 		if h.Tool != "" {
 			label += " · " + h.Tool
 		}
-		fmt.Fprintf(w, "%2d. %s  [%s]  %s\n", i+1, h.Title, label, render.ShortTime(h.Time))
+		fmt.Fprintf(w, "%2d. %s  [%s]  %s\n", i+1, h.Title, label, clock(h.Time))
 		fmt.Fprintf(w, "    %s\n", h.Snippet)
 		where := h.Directory
 		if several {
 			where = h.Source + " · " + where
 		}
 		fmt.Fprintf(w, "    %s  read: recall read %s\n", where, h.Cursor)
+		if h.Explain != nil {
+			fmt.Fprintf(w, "    why: %s\n", explainText(h.Score, *h.Explain))
+		}
 	}
 	return nil
+}
+
+// explainText is one hit's --explain on one line.
+func explainText(score float64, x engine.Explain) string {
+	parts := []string{fmt.Sprintf("score %.3f", score)}
+	if x.BM25 != 0 {
+		parts = append(parts, fmt.Sprintf("bm25 %.2f", x.BM25))
+	}
+	if x.Vector != 0 {
+		parts = append(parts, fmt.Sprintf("cosine %.3f", x.Vector))
+	}
+	if x.LexicalRank != 0 {
+		parts = append(parts, fmt.Sprintf("lexical rank %d", x.LexicalRank))
+	}
+	if x.SemanticRank != 0 {
+		parts = append(parts, fmt.Sprintf("semantic rank %d", x.SemanticRank))
+	}
+	if len(x.Matched) > 0 {
+		parts = append(parts, "matched "+strings.Join(x.Matched, ", "))
+	}
+	if x.Match != "" {
+		parts = append(parts, "query "+x.Match)
+	}
+	return strings.Join(parts, " · ")
 }

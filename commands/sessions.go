@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/recallhq/recall/engine"
-	"github.com/recallhq/recall/engine/render"
 )
 
 // SessionsParams are the params of `sessions`.
@@ -29,6 +30,9 @@ func (p *SessionsParams) Validate() error {
 		return err
 	}
 	var err error
+	if p.Directory, err = absDir(p.Directory); err != nil {
+		return err
+	}
 	if p.after, err = parseTime("after", p.After); err != nil {
 		return err
 	}
@@ -51,7 +55,11 @@ var Sessions = Register(&Command[SessionsParams, engine.SessionsResult]{
 		return env.Engine.Sessions(ctx, engine.SessionsParams{Filter: p.Filter, Directory: p.Directory,
 			After: p.after, Before: p.before, Parent: p.Parent, Limit: p.Limit, Cursor: p.Cursor, Sources: p.Source.names()})
 	},
-	Print: func(w io.Writer, res engine.SessionsResult) error {
+	PrintFor: func(w io.Writer, p *SessionsParams, res engine.SessionsResult) error {
+		if len(res.Sessions) == 0 {
+			_, err := fmt.Fprintln(w, noSessions(p))
+			return err
+		}
 		var sources []string
 		for _, s := range res.Sessions {
 			sources = append(sources, s.Source)
@@ -66,8 +74,8 @@ var Sessions = Register(&Command[SessionsParams, engine.SessionsResult]{
 			if several {
 				where = s.Source + " · " + where
 			}
-			fmt.Fprintf(w, "%s  %s%s\n    %s · %s · %d messages, %d turns, %d tool calls\n", s.ID, s.Title, arch,
-				where, render.ShortTime(s.Updated), s.Messages, s.Turns, s.ToolCalls)
+			fmt.Fprintf(w, "%s  %s%s\n    %s · %s · %s, %s, %s\n", s.ID, s.Title, arch,
+				where, clock(s.Updated), count(s.Messages, "message"), count(s.Turns, "turn"), count(s.ToolCalls, "tool call"))
 			for _, c := range s.Children {
 				fmt.Fprintf(w, "    └ %s  %s\n", c.ID, c.Title)
 			}
@@ -78,3 +86,31 @@ var Sessions = Register(&Command[SessionsParams, engine.SessionsResult]{
 		return nil
 	},
 })
+
+// noSessions is an empty page for people: what was asked, so a filter
+// that matched nothing is seen as the reason.
+func noSessions(p *SessionsParams) string {
+	var f []string
+	add := func(flag, val string) {
+		if val != "" {
+			f = append(f, fmt.Sprintf("--%s %s", flag, val))
+		}
+	}
+	if p.Filter != "" {
+		add("filter", strconv.Quote(p.Filter))
+	}
+	add("directory", p.Directory)
+	add("after", p.After)
+	add("before", p.Before)
+	add("parent", p.Parent)
+	add("source", strings.Join(p.Source.names(), ","))
+	switch {
+	case p.Cursor != "":
+		return "no more sessions after this cursor"
+	case p.Parent != "" && len(f) == 1:
+		return "no sessions: " + p.Parent + " has no subagent sessions"
+	case len(f) > 0:
+		return "no sessions match " + strings.Join(f, " ")
+	}
+	return "no sessions: the history holds none yet"
+}

@@ -35,16 +35,21 @@ func (*SyncParams) Validate() error { return nil }
 type ExportParams struct {
 	Session string     `json:"session" arg:"1" help:"the session id (ses_...)"`
 	Format  string     `json:"format,omitempty" flag:"format" meta:"FORMAT" enum:"exportFormat" help:"how to write it (default chatml)"`
-	Output  string     `json:"output,omitempty" flag:"o" meta:"FILE" help:"write to this file (default: stdout)"`
+	Output  string     `json:"output,omitempty" flag:"o" meta:"FILE" help:"write to this file (default: stdout); its extension picks the format: .md markdown, .jsonl jsonl, else chatml"`
 	Source  SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"the source that holds it (default: the first that does)"`
 }
 
 // Validate checks the params.
 func (p *ExportParams) Validate() error {
 	if p.Session == "" {
-		return &ParamError{Field: "session", Msg: "is required; see `recall sessions` for ids"}
+		return missing("session", "export needs a session id: recall export ses_… -o session.md (find one with recall sessions)")
 	}
-	_, err := p.Source.one()
+	format, err := exportFormat(p.Format, p.Output)
+	if err != nil {
+		return err
+	}
+	p.Format = format
+	_, err = p.Source.one()
 	return err
 }
 
@@ -72,7 +77,7 @@ var Status = Register(&Command[StatusParams, engine.Status]{
 		}
 		fmt.Fprintf(w, "source:   %s%s\neras:     %s\nindex:    %s (%d KiB, schema %d)\n", st.Source, demo,
 			strings.Join(st.Eras, ", "), st.Index, st.IndexBytes/1024, st.Schema)
-		fmt.Fprintf(w, "content:  %d sessions, %d messages, %d parts, %d search documents\n", st.Sessions, st.Messages, st.Parts, st.Documents)
+		fmt.Fprintf(w, "content:  %s\n", contentCounts(st.Sessions, st.Messages, st.Parts, st.Documents))
 		lag := "up to date"
 		if st.Freshness.Stale {
 			lag = fmt.Sprintf("behind the history by %.1fs", float64(st.Freshness.LagMS)/1000)
@@ -126,12 +131,12 @@ func printSync(w io.Writer, r engine.SyncResult) error {
 	case r.Locked:
 		_, err = fmt.Fprintf(w, "index not updated: the history is locked (%d ms)\n", r.TookMS)
 	default:
-		_, err = fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted sessions, %d parts, %d rows skipped (%d ms)\n",
-			r.Added, r.Updated, r.Deleted, r.Parts, r.Skipped, r.TookMS)
+		_, err = fmt.Fprintf(w, "synced: %d new, %d updated, %d deleted %s, %s, %s skipped (%d ms)\n",
+			r.Added, r.Updated, r.Deleted, plural(r.Added+r.Updated+r.Deleted, "session"), count(r.Parts, "part"), count(r.Skipped, "row"), r.TookMS)
 	}
 	if r.Embed != nil && err == nil {
-		_, err = fmt.Fprintf(w, "embedded: %d texts, %d reused, %d/%d documents have vectors (%s, %d ms)\n",
-			r.Embed.Embedded, r.Embed.Cached, r.Embed.Done, r.Embed.Total, r.Embed.Model, r.Embed.TookMS)
+		_, err = fmt.Fprintf(w, "embedded: %s, %d reused, %d/%s have vectors (%s, %d ms)\n",
+			count(r.Embed.Embedded, "text"), r.Embed.Cached, r.Embed.Done, count(r.Embed.Total, "document"), r.Embed.Model, r.Embed.TookMS)
 	}
 	return err
 }
@@ -146,7 +151,7 @@ var Export = Register(&Command[ExportParams, ExportResult]{
 		if r.Output == "" {
 			return nil
 		}
-		_, err := fmt.Fprintf(w, "wrote %s (%d bytes)\n", r.Output, r.Bytes)
+		_, err := fmt.Fprintf(w, "wrote %s (%s)\n", r.Output, count(int(r.Bytes), "byte"))
 		return err
 	},
 })
@@ -267,11 +272,11 @@ func printSources(w io.Writer, st engine.Status) error {
 			fmt.Fprintf(w, "  error:    %s\n", s.Error)
 		}
 		fmt.Fprintf(w, "  eras:     %s\n  index:    %s (%d KiB)\n", strings.Join(s.Eras, ", "), s.Index, s.IndexBytes/1024)
-		fmt.Fprintf(w, "  content:  %d sessions, %d messages, %d parts, %d search documents\n", s.Sessions, s.Messages, s.Parts, s.Documents)
+		fmt.Fprintf(w, "  content:  %s\n", contentCounts(s.Sessions, s.Messages, s.Parts, s.Documents))
 		fmt.Fprintf(w, "  synced:   %s (%s)\n", s.Freshness.SyncedAt, lagText(s.Freshness))
 	}
-	fmt.Fprintf(w, "all %d:    %d sessions, %d messages, %d parts, %d search documents (schema %d)\n", len(st.Sources),
-		st.Sessions, st.Messages, st.Parts, st.Documents, st.Schema)
+	fmt.Fprintf(w, "all %d:    %s (schema %d)\n", len(st.Sources),
+		contentCounts(st.Sessions, st.Messages, st.Parts, st.Documents), st.Schema)
 	printSemanticStatus(w, st.Semantic)
 	return nil
 }
@@ -281,4 +286,30 @@ func lagText(f engine.Freshness) string {
 		return fmt.Sprintf("behind the history by %.1fs", float64(f.LagMS)/1000)
 	}
 	return "up to date"
+}
+
+// exportExtensions are the -o extensions that name an export format.
+var exportExtensions = map[string]string{
+	".md": "markdown", ".markdown": "markdown",
+	".jsonl": "jsonl", ".ndjson": "jsonl",
+	".chatml": "chatml", ".txt": "chatml",
+}
+
+// exportFormat is the format an export writes: --format, else the one
+// -o's extension names, else chatml. A --format the extension
+// contradicts is refused, so notes.md never holds ChatML.
+func exportFormat(format, output string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(output))
+	byName, known := exportExtensions[ext]
+	switch {
+	case ext == ".json" && format == "":
+		return "", &ParamError{Field: "-o", Msg: fmt.Sprintf("%s: export writes JSON lines (one object per line), not one JSON document; name the file .jsonl, or pass --format jsonl to write them to %s anyway", output, output)}
+	case !known:
+		return format, nil
+	case format == "":
+		return byName, nil
+	case format != byName:
+		return "", &ParamError{Field: "format", Msg: fmt.Sprintf("%s says %s by its extension, but --format is %s; drop --format, or name the file for %s", output, byName, format, format)}
+	}
+	return format, nil
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // Params is what every params type P implements on its pointer (*P):
@@ -76,6 +77,9 @@ type Command[P any, R any] struct {
 	// Print writes the result for people (the CLI without --json); nil for
 	// a command whose result is an Exit.
 	Print func(w io.Writer, r R) error
+	// PrintFor, when set, prints instead of Print and sees the params: an
+	// empty page names the filters that emptied it.
+	PrintFor func(w io.Writer, p *P, r R) error
 
 	// fixed, for an alias entry (see Alias), are the params it always runs
 	// with; it refuses any others.
@@ -100,10 +104,17 @@ type Exit int
 type ParamError struct {
 	Field string
 	Msg   string
+	// Whole: Msg is the whole message and names the field itself (a
+	// missing required param: "read needs a cursor or a session id: …").
+	Whole bool
 }
 
+// missing is the error for a required param left out: what the command
+// needs, an example, and where to find a value.
+func missing(field, msg string) *ParamError { return &ParamError{Field: field, Msg: msg, Whole: true} }
+
 func (e *ParamError) Error() string {
-	if e.Field == "" {
+	if e.Field == "" || e.Whole {
 		return e.Msg
 	}
 	return fmt.Sprintf("invalid %s: %s", e.Field, e.Msg)
@@ -198,7 +209,7 @@ func Register[P, R any](c *Command[P, R]) *Command[P, R] {
 	if _, ok := any(new(P)).(Params); !ok {
 		panic(fmt.Sprintf("command %s: *%T has no Validate method", c.Name, *new(P)))
 	}
-	if c.Run == nil || (c.Print == nil && reflect.TypeFor[R]() != reflect.TypeFor[Exit]()) {
+	if c.Run == nil || (c.Print == nil && c.PrintFor == nil && reflect.TypeFor[R]() != reflect.TypeFor[Exit]()) {
 		panic("command " + c.Name + " lacks Run or Print")
 	}
 	fields(reflect.TypeFor[P]()) // a bad tag panics here, at init, not in a door
@@ -378,7 +389,7 @@ func syncFirst(ctx context.Context, env *Env) error {
 		env.notify(n)
 	}
 	if res.Skipped > 0 {
-		env.notify(fmt.Sprintf("skipped %d malformed rows in the history (first: %s)", res.Skipped, first(res.Warnings)))
+		env.notify(fmt.Sprintf("skipped %s in the history (first: %s)", render.Count(res.Skipped, "malformed row"), first(res.Warnings)))
 	}
 	return nil
 }

@@ -304,3 +304,28 @@ func TestDamageFoundOnUseIsRebuilt(t *testing.T) {
 		t.Fatal("no hits after rebuild")
 	}
 }
+
+// OPENCODE_DB naming a file that is not there is an error naming it and
+// the variable, not a look elsewhere: the default history beside it (and
+// the demo) are not what the user asked for.
+func TestOpencodeDBMissingIsAnError(t *testing.T) {
+	data := t.TempDir()
+	def := filepath.Join(data, "opencode", "opencode.db")
+	if err := os.MkdirAll(filepath.Dir(def), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(def, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "typo.db")
+	env := func(k string) string {
+		return map[string]string{"XDG_DATA_HOME": data, "OPENCODE_DB": missing}[k]
+	}
+	p, err := opencode.Locate("", env)
+	if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "OPENCODE_DB") {
+		t.Fatalf("Locate with OPENCODE_DB=%s missing: %q, %v; want an error naming it", missing, p, err)
+	}
+	if _, err := Open(context.Background(), Options{Getenv: env}); !errors.Is(err, opencode.ErrNotFound) {
+		t.Fatalf("Open with OPENCODE_DB missing: %v; want not found (no demo)", err)
+	}
+}

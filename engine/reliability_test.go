@@ -377,6 +377,77 @@ func TestInterruptedSyncResumes(t *testing.T) {
 	}
 }
 
+// Ctrl-C during `recall sync` exits 130 saying how to go on (it printed
+// "context canceled" and exited 1); what was committed stays whole, and
+// the next sync resumes instead of starting over.
+func TestCtrlCDuringSync(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs SIGINT")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary and syncs a large history twice (~40 s)")
+	}
+	bin := buildRecall(t)
+	db := fixture(t, "v1")
+	multiplyHistory(t, db, 60)
+	env := isolatedEnv(t.TempDir())
+	sync := func(ix string, args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"sync", "--db", db, "--index", ix}, args...)...)
+		cmd.Env = env
+		return cmd
+	}
+	ref := filepath.Join(t.TempDir(), "ref.db")
+	start := time.Now()
+	if out, err := sync(ref).CombinedOutput(); err != nil {
+		t.Fatalf("reference sync: %v\n%s", err, out)
+	}
+	cold := time.Since(start)
+	want := digestSessions(t, ref)
+
+	// Interrupt half-way; a sync that beat the signal is tried again
+	// sooner.
+	for delay := cold / 2; delay > cold/64; delay /= 2 {
+		ix := filepath.Join(t.TempDir(), "i.db")
+		cmd := sync(ix)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(os.Interrupt)
+		err := cmd.Wait()
+		if err == nil {
+			t.Logf("the sync finished within %s, before the signal; again sooner", delay)
+			continue
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 130 || stderr.String() != "recall sync: interrupted; run again to resume\n" {
+			t.Fatalf("Ctrl-C after %s: exit %d, stderr %q; want 130 and \"recall sync: interrupted; run again to resume\"", delay, code, stderr.String())
+		}
+		got := digestSessions(t, ix)
+		for id, d := range got {
+			if d != want[id] {
+				t.Errorf("session %s is not whole after Ctrl-C: %+v, want %+v", id, d, want[id])
+			}
+		}
+		out, err := sync(ix, "--json").Output()
+		if err != nil {
+			t.Fatalf("the sync after Ctrl-C: %v\n%s", err, out)
+		}
+		var res SyncResult
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Updated != 0 || res.Added+len(got) != len(want) {
+			t.Errorf("the sync after Ctrl-C (%d sessions kept): %d added, %d re-written; want %d added, none re-written",
+				len(got), res.Added, res.Updated, len(want)-len(got))
+		}
+		t.Logf("Ctrl-C after %s of a %s sync kept %d/%d sessions; the next sync added %d", delay, cold.Round(time.Millisecond), len(got), len(want), res.Added)
+		return
+	}
+	t.Fatalf("every sync finished before Ctrl-C (a cold sync takes %s here)", cold)
+}
+
 // Status says the index is fresh right after a sync, and stale once the
 // history changes.
 func TestFreshnessAfterSync(t *testing.T) {

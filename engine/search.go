@@ -12,6 +12,7 @@ import (
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
+	"github.com/recallhq/recall/engine/render"
 	"github.com/recallhq/recall/engine/tokens"
 )
 
@@ -143,8 +144,8 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	}
 	q := query.Parse(p.Query)
 	if n := len(q.Overlong); n > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("left out %d word(s) longer than %d characters (%q): words that long are not indexed; search for a part of it",
-			n, tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
+		res.Notices = append(res.Notices, fmt.Sprintf("left out %s longer than %d characters (%q): words that long are not indexed; search for a part of it",
+			render.Count(n, "word"), tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
 	}
 	switch {
 	case q.Empty() && len(q.ExcludeTerms) == 0 && len(q.ExcludePhrases) == 0 && strings.TrimSpace(p.Query) != "":

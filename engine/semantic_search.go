@@ -19,6 +19,10 @@ import (
 // costs a row read.
 const SemanticCandidates = 200
 
+// NoModelNotice is the notice of an auto search without a model (the
+// CLI says it once a day, not on every search).
+const NoModelNotice = "no embedding model installed; searched lexically (`recall models pull` or `recall models import DIR` adds semantic search)"
+
 // searchSemantic runs modes auto, semantic and hybrid. It fails open: in
 // auto mode a missing model or missing vectors mean lexical search and one
 // notice; an explicit semantic or hybrid search without a model is
@@ -42,7 +46,7 @@ func (e *Engine) searchSemantic(ctx context.Context, shs []*shard, p SearchParam
 			return err
 		}
 		if errors.Is(err, embed.ErrNoModel) {
-			notice("no-model", "no embedding model installed; searched lexically (`recall models pull` or `recall models import DIR` adds semantic search)")
+			notice("no-model", NoModelNotice)
 		} else {
 			notice("model-error", fmt.Sprintf("semantic search unavailable (%v); searched lexically", err))
 		}

@@ -57,6 +57,10 @@ func ParseSourceFlag(v string) (SourceSpec, error) {
 	return SourceSpec{Path: v}, nil
 }
 
+// DemoNotice ends the notice that the bundled demo is shown (the CLI says
+// it once a day, not on every command).
+const DemoNotice = "showing the bundled demo history"
+
 // resolvedSource is a source Open will open: its name, the history's path
 // as located, its index path, and how it came to be listed.
 type resolvedSource struct {
@@ -91,11 +95,11 @@ func resolveSources(opts Options, cfg config.Config) (out []resolvedSource, noti
 		path, err := opencode.Locate("", opts.Getenv)
 		var nf *opencode.NotFoundError
 		switch {
-		case errors.As(err, &nf) && !opts.NoDemo:
+		case errors.As(err, &nf) && nf.Env == "" && !opts.NoDemo:
 			if path, err = demo.Extract(filepath.Join(DataDir(opts.Getenv), "demo")); err != nil {
 				return nil, nil, err
 			}
-			notices = append(notices, fmt.Sprintf("%v; showing the bundled demo history (%s)", nf, path))
+			notices = append(notices, fmt.Sprintf("%v; %s (%s)", nf, DemoNotice, path))
 			return []resolvedSource{{name: DemoSourceName, path: path, index: opts.IndexPath, demo: true}}, notices, nil
 		case err != nil:
 			return nil, nil, err

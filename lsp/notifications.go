@@ -9,6 +9,7 @@ import (
 
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/live"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // afterSync tells the client what a sync found: its notices (the lock
@@ -22,7 +23,7 @@ func (s *Server) afterSync(ctx context.Context, res engine.SyncResult, sayLock b
 		s.notify(ctx, protocol.MessageTypeInfo, res.LockNotice())
 	}
 	if res.Skipped > 0 {
-		s.notify(ctx, protocol.MessageTypeWarning, fmt.Sprintf("skipped %d malformed rows in the history", res.Skipped))
+		s.notify(ctx, protocol.MessageTypeWarning, "skipped "+render.Count(res.Skipped, "malformed row")+" in the history")
 	}
 	if res.Idle || res.Added+res.Updated+res.Deleted == 0 {
 		return

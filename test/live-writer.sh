@@ -43,6 +43,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# 0. prerequisites, all checked before anything runs -------------------------
+# shellcheck source=prereqs.sh
+. "$HERE/prereqs.sh"
+need_node 20
+need go "Go 1.26 (https://go.dev/dl/)"
+need git "git (apt-get install git)"
+need python3 "python3 (apt-get install python3)"
+need_apt sqlite3 sqlite3
+need_apt rg ripgrep
+prereqs_check "live-writer"
+
 # 1. recall and ocgen --------------------------------------------------------
 if [ -z "${RECALL_BIN:-}" ]; then
   RECALL_BIN=$WORK/recall

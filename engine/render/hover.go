@@ -44,7 +44,7 @@ func HoverMarkdown(p HoverPreview) string {
 	if p.Source != "" {
 		fmt.Fprintf(&b, " · source %s", MarkdownEscape(p.Source))
 	}
-	fmt.Fprintf(&b, " · %s · %s · %d messages\n\n", MarkdownEscape(p.Directory), zoned(p.Time), p.Messages)
+	fmt.Fprintf(&b, " · %s · %s · %s\n\n", MarkdownEscape(p.Directory), zoned(p.Time), Count(p.Messages, "message"))
 	if p.FirstPrompt != "" {
 		fmt.Fprintf(&b, "> %s\n\n", MarkdownEscape(ClipLine(p.FirstPrompt, hoverPrompt)))
 	}

@@ -56,9 +56,11 @@ echo "gen.sh: opencode $("$OPENCODE_BIN" --version) at $OPENCODE_BIN" >&2
 
 # 2. ripgrep (opencode's grep/glob tools shell out to rg) --------------------
 if ! command -v rg >/dev/null 2>&1; then
-  if [ -z "${OCGEN_NO_APT:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "gen.sh: installing ripgrep with apt-get" >&2
-    (apt-get install -y -q ripgrep >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q ripgrep >/dev/null 2>&1; }) || true
+  asroot=""
+  [ "$(id -u)" = 0 ] || asroot=sudo # apt needs root: sudo when not root
+  if [ -z "${OCGEN_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1 && { [ -z "$asroot" ] || command -v sudo >/dev/null 2>&1; }; then
+    echo "gen.sh: installing ripgrep with ${asroot:+sudo }apt-get" >&2
+    ($asroot apt-get install -y -q ripgrep >/dev/null 2>&1 || { $asroot apt-get update -q >/dev/null 2>&1 && $asroot apt-get install -y -q ripgrep >/dev/null 2>&1; }) || true
   fi
   command -v rg >/dev/null 2>&1 || echo "gen.sh: WARNING: rg not found; grep/glob tool calls will end as tool errors (\"ripgrep execution failed\")" >&2
 fi

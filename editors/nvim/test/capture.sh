@@ -19,7 +19,10 @@ else
   out="${XDG_CACHE_HOME:-$HOME/.cache}/recall-test/nvim-capture.txt"
   mkdir -p "$(dirname "$out")"
 fi
-command -v tmux >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >&2; }
+# shellcheck source=../../../test/prereqs.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/test/prereqs.sh"
+need_apt tmux tmux
+prereqs_check "nvim capture"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/recall-nvim-capture.XXXXXX")
 session="recall-capture-$$"

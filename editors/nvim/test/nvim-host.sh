@@ -13,6 +13,8 @@
 # goes to stderr; stdout is the binary's path only.
 set -euo pipefail
 want=${1:?usage: nvim-host.sh 0.7|0.10|0.12}
+# shellcheck source=../../../test/prereqs.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/test/prereqs.sh" # as_root: apt as root, or with sudo
 cache=${RECALL_NVIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recall-test/nvim}
 
 say() { echo "nvim-host: $*" >&2; }
@@ -27,9 +29,8 @@ case "$want" in
     if [[ "$(version_of "$exe")" != 0.7 ]]; then
       say "installing Debian's neovim (0.7.2) with apt-get"
       t0=$(date +%s%N)
-      export DEBIAN_FRONTEND=noninteractive
-      apt-get update -qq >&2
-      apt-get -o DPkg::Lock::Timeout=300 install -y -qq neovim >&2
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq neovim >&2
       say "installed in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
     fi
   fi
@@ -53,7 +54,7 @@ say "installing Neovim $want from Debian $suite into $dest (once; about 35 s, 10
 t0=$(date +%s%N)
 rm -rf "$dest"
 mkdir -p "$dest"/{apt/lists/partial,apt/cache/archives/partial,debs,root,state}
-command -v patchelf >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq patchelf >&2; }
+command -v patchelf >/dev/null || as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq patchelf >&2
 echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" >"$dest/apt/sources.list"
 apt_private=(-o Dir::Etc::SourceList="$dest/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
   -o Dir::State::Lists="$dest/apt/lists" -o Dir::Cache="$dest/apt/cache")

@@ -34,6 +34,20 @@ filter=${1:-}
 # client (the Makefile sets it too).
 export RECALL_DAEMON_IDLE=${RECALL_DAEMON_IDLE:-5s}
 
+# Neovim itself is installed by nvim-host.sh (apt, as root or with sudo);
+# tmux (the terminal specs), patchelf and dpkg-deb (the newer Neovims) here.
+# shellcheck source=../../../test/prereqs.sh
+. "$root/test/prereqs.sh"
+[[ -n "${RECALL_BIN:-}" ]] || need go "Go 1.26 (https://go.dev/dl/), or set RECALL_BIN to a built recall"
+command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
+  skip_unless_strict "nvim e2e" "needs a Debian-like system with apt-get and dpkg-deb (Neovim 0.7.2 is Debian's package; 0.10 and 0.12 are unpacked from Debian's archive)"
+need_apt tmux tmux
+need_apt patchelf patchelf
+if ! command -v nvim >/dev/null 2>&1 && ! can_root; then
+  prereq_missing+=("root or sudo: Neovim 0.7 is installed with apt-get install neovim")
+fi
+prereqs_check "nvim e2e"
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/recall-nvim-test.XXXXXX")
 
 bin=${RECALL_BIN:-}

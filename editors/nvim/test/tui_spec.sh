@@ -9,7 +9,7 @@ set -uo pipefail
 : "${NVIM:?}" "${PLUGIN:?}" "${RECALL_TEST_BIN:?}" "${RECALL_TEST_DB:?}" "${RECALL_TEST_TMP:?}"
 art=${ARTEFACTS:-$RECALL_TEST_TMP}
 lens_file=${RECALL_TEST_LENS_FILE:-/tmp/ocgen/recall-v1/projects/ledger/ledger/invoices.py}
-command -v tmux >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq tmux >&2
+command -v tmux >/dev/null || { echo "tui_spec: tmux is missing (run.sh installs it: apt-get install tmux)" >&2; exit 1; }
 
 work="$RECALL_TEST_TMP/tui"
 rm -rf "$work"; mkdir -p "$work"/{config,data,state,cache,runtime}

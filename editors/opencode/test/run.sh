@@ -77,18 +77,14 @@ PASSED=0
 FAILED=0
 
 phase "tools"
-command -v node >/dev/null || { echo "node >= 20 is required" >&2; exit 1; }
-command -v npm >/dev/null || { echo "npm is required" >&2; exit 1; }
-missing=()
-command -v sqlite3 >/dev/null || missing+=(sqlite3)
-command -v rg >/dev/null || missing+=(ripgrep)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "missing: ${missing[*]} (install them, or run as root with apt-get)" >&2; exit 1
-  fi
-fi
+# shellcheck source=../../../test/prereqs.sh
+. "$REPO/test/prereqs.sh"
+need_node 20
+need python3 "python3 (apt-get install python3)"
+[ -n "${RECALL_BIN:-}" ] || need go "Go 1.26 (https://go.dev/dl/), or set RECALL_BIN to a built recall"
+need_apt sqlite3 sqlite3
+need_apt rg ripgrep
+prereqs_check "opencode e2e"
 echo "node $(node --version), sqlite3 $(sqlite3 --version | cut -d' ' -f1), rg $(rg --version | head -n1 | cut -d' ' -f2)"
 
 phase "recall binary"

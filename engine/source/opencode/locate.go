@@ -13,9 +13,19 @@ var ErrNotFound = errors.New("no OpenCode history found")
 
 // NotFoundError lists the paths that were tried, so the message can say where
 // to look and how to point Recall elsewhere.
-type NotFoundError struct{ Tried []string }
+type NotFoundError struct {
+	Tried []string
+	// Env names the variable the one path tried came from (OPENCODE_DB):
+	// a history asked for by name, whose absence is an error like a --db
+	// that is not there, never a reason to look elsewhere.
+	Env string
+}
 
 func (e *NotFoundError) Error() string {
+	if e.Env != "" {
+		return fmt.Sprintf("no OpenCode database found (tried %s, from %s); fix or unset %s, or pass --db PATH",
+			strings.Join(e.Tried, ", "), e.Env, e.Env)
+	}
 	return fmt.Sprintf("no OpenCode database found (tried %s); pass --db PATH or set OPENCODE_DB",
 		strings.Join(e.Tried, ", "))
 }
@@ -23,7 +33,8 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // Locate finds the OpenCode database the way OpenCode does: the explicit
-// path, then OPENCODE_DB (absolute, or relative to the data dir), then
+// path, then OPENCODE_DB (absolute, or relative to the data dir; when set
+// and not there, that is the error), then
 // $XDG_DATA_HOME/opencode/opencode.db, then ~/.local/share/opencode/opencode.db.
 // A data directory holding only the legacy JSON tree (storage/session) counts
 // as history too. getenv is os.Getenv in production.
@@ -75,6 +86,9 @@ func Locate(explicit string, getenv func(string) string) (string, error) {
 		if p, ok := check(env); ok {
 			return p, nil
 		}
+		// OpenCode itself would use (and create) this path: falling back
+		// to another history would show sessions the user did not ask for.
+		return "", &NotFoundError{Tried: tried, Env: "OPENCODE_DB"}
 	}
 	if ocDir != "" {
 		if p, ok := check(filepath.Join(ocDir, "opencode.db")); ok {
