@@ -191,7 +191,6 @@ func SplitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-
 func all(n int, v bool) []bool {
 	out := make([]bool, n)
 	for i := range out {
