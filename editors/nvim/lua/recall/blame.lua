@@ -66,9 +66,18 @@ function M.show(bufnr, res)
   local p = (res.pitfalls or {})[1]
   if p and count > 0 then
     vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, {
-      virt_lines = { { { "bit us before: " .. clip(p.error, 100) .. " (" .. clip(p.title, 40) .. ")", "WarningMsg" } } },
+      virt_lines = { { { "bit us before: " .. clip(p.error, 70) .. " (" .. clip(p.title, 40) .. ")", "WarningMsg" } } },
       virt_lines_above = true,
     })
+    -- A virtual line above line 1 shows only as filler: scroll it into
+    -- view in windows at the top.
+    for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+      vim.api.nvim_win_call(win, function()
+        if vim.fn.line("w0") == 1 then
+          vim.fn.winrestview({ topline = 1, topfill = 1 })
+        end
+      end)
+    end
   end
 end
 
