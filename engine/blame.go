@@ -113,6 +113,9 @@ func (e *Engine) Blame(ctx context.Context, opts BlameOptions) (BlameResult, err
 	}
 	current := blame.SplitLines(text)
 	res.Lines = len(current)
+	if opts.Line > res.Lines {
+		return res, fmt.Errorf("%w %s: line %d is past its end (%d lines)", ErrBlameFile, path, opts.Line, res.Lines)
+	}
 	shs, err := e.shardsFor(opts.Sources)
 	if err != nil {
 		return res, err
