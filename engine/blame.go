@@ -140,8 +140,12 @@ func (e *Engine) Blame(ctx context.Context, opts BlameOptions) (BlameResult, err
 		res.Notices = append(res.Notices, fmt.Sprintf("matched the newest %d of %d recorded changes to this file", MaxBlameEdits, len(changes)))
 		changes = changes[:MaxBlameEdits]
 	}
-	for i, c := range changes {
-		ops = append(ops, blame.Op{Key: i, Time: c.part.Created, Blocks: c.blocks})
+	// Oldest first through a replay of the file's text, so a write that
+	// rewrote the whole file is credited only with the lines it changed.
+	var replay blame.Replay
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := changes[i]
+		ops = append(ops, blame.Op{Key: i, Time: c.part.Created, Blocks: replay.Apply(c.part.Tool, c.input, c.blocks)})
 	}
 	res.Edits = len(ops)
 	owner := blame.Attribute(current, ops)
@@ -198,6 +202,7 @@ func readBlameFile(path string) (string, error) {
 // change is one recorded change to the file being blamed.
 type change struct {
 	part   index.FilePart
+	input  string // the call's whole input
 	source string
 	title  string
 	blocks []blame.Block
@@ -262,7 +267,7 @@ func (sh *shard) fileCalls(ctx context.Context, path string, withChanges bool) (
 		if !ok {
 			continue
 		}
-		out.changes = append(out.changes, change{part: p, source: sh.name, title: title(p.SessionID), blocks: blocks})
+		out.changes = append(out.changes, change{part: p, input: input, source: sh.name, title: title(p.SessionID), blocks: blocks})
 	}
 	return out, nil
 }
