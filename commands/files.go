@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/recallhq/recall/engine"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // FilesParams are the params of `files`.
@@ -52,6 +53,12 @@ var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
 				where = s.Source + " · " + where
 			}
 			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, where, clock(s.Updated))
+		}
+		if len(res.Pitfalls) > 0 {
+			fmt.Fprintf(w, "bit us before (errors those sessions hit in it):\n")
+			for _, p := range res.Pitfalls {
+				fmt.Fprintf(w, "  %s  %s  %s: %s\n", clock(p.Time), p.SessionID, render.Clip(p.Title, 40), p.Error)
+			}
 		}
 		return nil
 	},
