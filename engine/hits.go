@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
@@ -17,8 +18,10 @@ type cand struct {
 }
 
 // emit groups, cuts and renders hits.
-func (e *Engine) emit(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, terms []rank.Term, needles []string, explain func(int) *Explain, res *SearchResult) error {
+func (e *Engine) emit(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, terms []rank.Term, needles []needle, explain func(int) *Explain, res *SearchResult) error {
+	mergeForkCopies(cands, items)
 	var order []int
+	pair := map[int]int{} // a shown document -> the other document of its part
 	if p.Group == query.GroupNone {
 		order = make([]int, len(items))
 		for i := range order {
@@ -27,19 +30,102 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []cand, items [
 		rank.ByScore(order, items)
 	} else {
 		for _, fam := range rank.Families(items, terms) {
-			n := min(len(fam), p.PerSession)
-			order = append(order, fam[:n]...)
+			order = append(order, pickSlots(cands, items, fam, p.PerSession, pair)...)
 		}
 	}
-	return e.render(ctx, p, cands, items, order, needles, explain, res)
+	return e.render(ctx, p, cands, items, order, pair, needles, explain, res)
+}
+
+// copyKey identifies a document by what it says and when: a fork copies
+// its parent's messages with new ids but the same times and texts.
+type copyKey struct {
+	kind, tool, text string
+	time             int64
+}
+
+// mergeForkCopies moves documents a fork copied from its parent into the
+// family that first held them (the smallest message id: OpenCode's ids
+// grow with time, and a copy is made after its original), so a fork shows
+// as one family of its own turns, not a duplicate of its parent's.
+func mergeForkCopies(cands []cand, items []rank.Item) {
+	first := map[copyKey]int{}
+	for i := range items {
+		if items[i].Text == "" || cands[i].MessageID == "" {
+			continue
+		}
+		k := copyKey{items[i].Kind, items[i].Tool, items[i].Text, items[i].Time}
+		j, ok := first[k]
+		if !ok {
+			first[k] = i
+			continue
+		}
+		if cands[i].sh == cands[j].sh && cands[i].MessageID < cands[j].MessageID {
+			first[k] = i
+		}
+	}
+	for i := range items {
+		if items[i].Text == "" || cands[i].MessageID == "" {
+			continue
+		}
+		j := first[copyKey{items[i].Kind, items[i].Tool, items[i].Text, items[i].Time}]
+		if j != i && cands[i].sh == cands[j].sh {
+			items[i].Root = items[j].Root
+		}
+	}
+}
+
+// pickSlots chooses the documents one family shows, best first, up to n:
+// each from a different part (a tool call and its output are one slot, the
+// call shown with its output: pair records which), no copy of a document
+// already shown, and the session's title only when nothing else matched
+// (the title heads every hit already).
+func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]int) []int {
+	var out []int
+	part := map[string]int{}
+	seen := map[copyKey]bool{}
+	hasBody := false
+	for _, i := range fam {
+		if items[i].Kind != "title" {
+			hasBody = true
+			break
+		}
+	}
+	for _, i := range fam {
+		if len(out) == n {
+			break
+		}
+		if hasBody && items[i].Kind == "title" {
+			continue
+		}
+		if items[i].Text != "" {
+			k := copyKey{items[i].Kind, items[i].Tool, items[i].Text, items[i].Time}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		if id := cands[i].PartID; id != "" {
+			pk := cands[i].sh.name + "\x00" + id
+			if j, ok := part[pk]; ok {
+				if _, taken := pair[j]; !taken {
+					pair[j] = i
+				}
+				continue
+			}
+			part[pk] = i
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // render cuts order to the limit and renders hits with snippets; texts and
 // titles come from each hit's shard, one query per shard for each.
-func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, order []int, needles []string, explain func(int) *Explain, res *SearchResult) error {
+func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, order []int, pair map[int]int, needles []needle, explain func(int) *Explain, res *SearchResult) error {
 	if len(order) > p.Limit {
 		order = order[:p.Limit]
 	}
+	textOf := func(i int) string { return items[i].Text }
 	rids := map[*shard][]int64{}
 	ids := map[*shard][]string{}
 	seen := map[*shard]map[string]bool{}
@@ -82,6 +168,9 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items
 			text = texts[at[c.sh]][c.DocRID]
 		}
 		snip, hl := snippet(e.show(text), needles)
+		if j, ok := pair[i]; ok && textOf(j) != "" {
+			snip, hl = pairSnippets(i, j, snip, hl, snippetOf(e.show(textOf(j)), needles), items)
+		}
 		h := Hit{
 			Cursor:    e.encodeCursor(Cursor{Source: c.sh.name, SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
 			Source:    c.sh.name,
@@ -99,4 +188,33 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items
 		res.Hits = append(res.Hits, h)
 	}
 	return nil
+}
+
+func snippetOf(text string, needles []needle) snip {
+	s, hl := snippet(text, needles)
+	return snip{s, hl}
+}
+
+type snip struct {
+	text string
+	hl   [][2]int
+}
+
+// pairSeparator sits between a tool call's input and its output in one
+// snippet.
+const pairSeparator = " ⇒ "
+
+// pairSnippets joins the snippets of a tool call's two documents (i shown,
+// j its partner), the input side first.
+func pairSnippets(i, j int, s string, hl [][2]int, other snip, items []rank.Item) (string, [][2]int) {
+	first, second := snip{s, hl}, other
+	if items[i].Kind == "output" {
+		first, second = other, snip{s, hl}
+	}
+	off := utf8.RuneCountInString(first.text) + utf8.RuneCountInString(pairSeparator)
+	out := append([][2]int{}, first.hl...)
+	for _, r := range second.hl {
+		out = append(out, [2]int{r[0] + off, r[1] + off})
+	}
+	return first.text + pairSeparator + second.text, out
 }

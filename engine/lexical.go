@@ -157,7 +157,7 @@ type lexRanked struct {
 	cands   []cand
 	items   []rank.Item // scored
 	terms   []rank.Term
-	needles []string // for snippets
+	needles []needle // for snippets
 	matched bool     // an FTS match ran (false: nothing was left to match)
 	exprs   map[*shard]string
 	explain func(int) *Explain
@@ -179,7 +179,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		nDocs += lx.docs
 	}
 	var terms []rank.Term
-	var needles []string
+	var needles []needle
 	for j, t := range used {
 		rt := rank.Term{}
 		df := 0
@@ -206,8 +206,11 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		}
 		rt.Weight = math.Log(1 + float64(nDocs)/float64(df))
 		terms = append(terms, rt)
-		needles = append(needles, rt.Needles...)
-		needles = append(needles, rt.Parts...)
+		needles = append(needles, termNeedles(t, rt, j)...)
+	}
+	total := 0.0
+	for _, rt := range terms {
+		total += rt.Weight
 	}
 	for _, ph := range q.Phrases {
 		rt := rank.Term{Parts: ph.Tokens, Weight: 2}
@@ -215,7 +218,16 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 			rt = rank.Term{Needles: ph.Tokens, Weight: 2}
 		}
 		terms = append(terms, rt)
-		needles = append(needles, ph.Tokens...)
+		// The quoted text as typed outweighs any one term; its words alone
+		// count as much as a term.
+		g := len(needles) + 1000
+		needles = append(needles, needle{text: rank.ASCIILower(strings.TrimSpace(ph.Raw)), group: g, weight: total + 2})
+		for _, tok := range ph.Tokens {
+			needles = append(needles, needle{text: tok, group: g + 1, weight: 1})
+		}
+	}
+	if ph := verbatim(q); ph != "" {
+		needles = append(needles, needle{text: ph, group: -1, weight: total + 2})
 	}
 	lr.terms, lr.needles = terms, needles
 	skip := commonTerms(used, lxs)
@@ -240,12 +252,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	if len(cands) == 0 {
 		return lr, nil
 	}
-	phrase := ""
-	if len(q.Terms)+len(q.Phrases) > 1 {
-		phrase = strings.Join(strings.Fields(rank.ASCIILower(q.Raw)), " ")
-		phrase = strings.Trim(phrase, `"`)
-	}
-	rank.Score(items, terms, phrase)
+	rank.Score(items, terms, verbatim(q))
 	explain := func(i int) *Explain {
 		if !p.Explain {
 			return nil
@@ -260,6 +267,37 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	}
 	lr.cands, lr.items, lr.explain = cands, items, explain
 	return lr, nil
+}
+
+// termNeedles are what a snippet looks for of term t (the j-th searchable
+// term): a compound as typed first (`1.001s` is one thing to show, not `1`
+// and `001s`), then its parts, worth less; a word's stems and corrections.
+func termNeedles(t query.Term, rt rank.Term, j int) []needle {
+	var out []needle
+	if len(t.Tokens) > 1 {
+		out = append(out, needle{text: rank.ASCIILower(t.Raw), group: j, weight: rt.Weight})
+		for _, p := range rt.Parts {
+			out = append(out, needle{text: p, group: j, weight: rt.Weight / 3})
+		}
+		return out
+	}
+	for _, n := range rt.Needles {
+		out = append(out, needle{text: n, group: j, weight: rt.Weight})
+	}
+	for _, p := range rt.Parts { // a correction into two words
+		out = append(out, needle{text: p, group: j, weight: rt.Weight / 2})
+	}
+	return out
+}
+
+// verbatim is the query as typed, lower-cased with its white space
+// collapsed, when it has more than one term: the text the phrase bonus and
+// the snippet look for.
+func verbatim(q query.Query) string {
+	if len(q.Terms)+len(q.Phrases) <= 1 {
+		return ""
+	}
+	return strings.Trim(strings.Join(strings.Fields(rank.ASCIILower(q.Raw)), " "), `"`)
 }
 
 // appendNew appends the values not in dst yet.
