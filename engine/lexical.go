@@ -73,6 +73,17 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 				}
 			}
 		}
+		if st.df == 0 && len(t.Tokens) > 1 {
+			// A typo inside an identifier (`ErrEmialTaken`, `AStar.FindPth`):
+			// its segments are corrected one by one, and the result counts
+			// only as an identifier the index holds.
+			if g := compoundCorrection(vocab.v, t); g != "" {
+				lx.alts[t.Key()] = []string{g}
+				st.corr = []string{g}
+				st.needles = append(st.needles, g)
+				st.df = vocab.v.DF(g)
+			}
+		}
 		// A corrected term matches its corrections too.
 		for _, tok := range append([]string{t.Key()}, lx.alts[t.Key()]...) {
 			for _, word := range strings.Fields(tok) {
@@ -198,6 +209,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		}
 		if len(t.Tokens) > 1 {
 			rt.Parts = t.Tokens[1:]
+			rt.Exact = t.Raw
 		} else {
 			rt.Needles = append(rt.Needles, rank.Stem(t.Key()))
 		}
@@ -267,6 +279,35 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	}
 	lr.cands, lr.items, lr.explain = cands, items, explain
 	return lr, nil
+}
+
+// compoundCorrection corrects the segments of a compound (between its
+// connectors, lower-cased and glued: the form tokens.Token.Glued indexes)
+// that the vocabulary lacks, and returns the corrected compound when the
+// index holds it ("" otherwise).
+func compoundCorrection(v *rank.Vocab, t query.Term) string {
+	segs := strings.FieldsFunc(strings.ToLower(t.Raw), func(r rune) bool {
+		return strings.ContainsRune("_./-:\\", r)
+	})
+	fixed := false
+	for i, seg := range segs {
+		if v.DF(seg) > 0 {
+			continue
+		}
+		for _, c := range v.Corrections(seg) {
+			if !strings.Contains(c, " ") {
+				segs[i], fixed = c, true
+				break
+			}
+		}
+	}
+	if !fixed {
+		return ""
+	}
+	if g := strings.Join(segs, "_"); v.DF(g) > 0 {
+		return g
+	}
+	return ""
 }
 
 // termNeedles are what a snippet looks for of term t (the j-th searchable

@@ -142,6 +142,7 @@ func Parse(raw string) Query {
 		if tokens.Overlong(word) {
 			q.Overlong = append(q.Overlong, word)
 		}
+		word = dropPossessive(word)
 		if !neg && commandWords[strings.ToLower(word)] {
 			inCommand = true
 		}
@@ -154,6 +155,17 @@ func Parse(raw string) Query {
 		}
 	}
 	return q
+}
+
+// dropPossessive drops a trailing 's (or ’s): "Lena's" means Lena, and the
+// lone "s" it would leave matches every plural in the index.
+func dropPossessive(word string) string {
+	for _, suf := range []string{"'s", "’s", "'S", "’S"} {
+		if w, ok := strings.CutSuffix(word, suf); ok && w != "" {
+			return w
+		}
+	}
+	return word
 }
 
 // isFlag reports whether the `-x...` at the start of s is a command-line
@@ -206,6 +218,12 @@ func splitWord(word string) []Term {
 	var out []Term
 	groupEnd := -1 // end of the compound whose parts are being collected
 	for _, tok := range tokens.Split(word) {
+		if tok.Glued {
+			// The index holds it beside the parts; a free term matches its
+			// whole form or its parts, and the glued form is what a typo in
+			// it is corrected against (the engine derives it: Term.Glued).
+			continue
+		}
 		if tok.Whole || tok.Start >= groupEnd {
 			out = append(out, Term{Raw: word[tok.Start:tok.End]})
 			groupEnd = -1

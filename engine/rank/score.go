@@ -11,6 +11,9 @@ type Term struct {
 	Needles []string // lowercase stems to find in text; any one matches
 	Parts   []string // a compound's parts: all must appear (when no needle does)
 	Weight  float64  // idf-like weight
+	// Exact is an identifier as typed (`retryBackoff`): a document holding
+	// that very form ranks above one holding a near form (`retry_backoff`).
+	Exact string
 }
 
 // Item is one candidate document.
@@ -52,6 +55,7 @@ const (
 	weightBM25     = 0.35 // normalised FTS5 BM25
 	weightCoverage = 0.65 // share of the query's (idf-weighted) terms present
 	phraseBonus    = 0.25 // the whole multi-word query appears verbatim
+	exactBonus     = 0.15 // an identifier appears as typed (times its weight share)
 	familyCoverage = 0.35 // a family covering more query terms across documents
 )
 
@@ -72,12 +76,18 @@ func Score(items []Item, terms []Term, phrase string) {
 		it := &items[i]
 		lower := ASCIILower(it.Text)
 		it.Matched = make([]bool, len(terms))
-		cov := 0.0
+		cov, exact := 0.0, 0.0
 		for j, t := range terms {
 			if termIn(it.Text, lower, t) {
 				it.Matched[j] = true
 				cov += t.Weight
+				if t.Exact != "" && strings.Contains(it.Text, t.Exact) {
+					exact += t.Weight
+				}
 			}
+		}
+		if total > 0 {
+			exact /= total
 		}
 		if total > 0 {
 			cov /= total
@@ -86,7 +96,7 @@ func Score(items []Item, terms []Term, phrase string) {
 		if best > 0 {
 			bm = -it.BM25 / best
 		}
-		s := weightBM25*bm + weightCoverage*math.Pow(cov, 1.5)
+		s := weightBM25*bm + weightCoverage*math.Pow(cov, 1.5) + exactBonus*exact
 		if phrase != "" && strings.Contains(collapseSpace(lower), phrase) {
 			s += phraseBonus
 		}
