@@ -91,8 +91,9 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 		}
 	}
 	for _, i := range fam {
-		if len(out) == n {
-			break
+		full := len(out) == n // past the slots: only partners of shown calls
+		if full && items[i].Part == "" {
+			continue
 		}
 		if hasBody && items[i].Kind == "title" {
 			continue
@@ -112,7 +113,13 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 				}
 				continue
 			}
+			if full {
+				continue
+			}
 			part[pk] = i
+		}
+		if full {
+			continue
 		}
 		out = append(out, i)
 	}
@@ -167,9 +174,17 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items
 		if text == "" {
 			text = texts[at[c.sh]][c.DocRID]
 		}
-		snip, hl := snippet(e.show(text), needles)
+		snip, hl := snippet(e.show(text), needles, isProse(c.Kind, c.Role))
 		if j, ok := pair[i]; ok && textOf(j) != "" {
-			snip, hl = pairSnippets(i, j, snip, hl, snippetOf(e.show(textOf(j)), needles), items)
+			// A call and its output share one snippet's length, the output
+			// (where answers are) the larger share.
+			in, out := i, j
+			if items[i].Kind == "output" {
+				in, out = j, i
+			}
+			o := snippetOf(e.show(textOf(out)), needles, snippetMax-pairInput)
+			size := max(pairInput, snippetMax-utf8.RuneCountInString(o.text))
+			snip, hl = pairSnippets(snippetOf(e.show(textOf(in)), needles, size), o)
 		}
 		h := Hit{
 			Cursor:    e.encodeCursor(Cursor{Source: c.sh.name, SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
@@ -190,8 +205,11 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items
 	return nil
 }
 
-func snippetOf(text string, needles []needle) snip {
-	s, hl := snippet(text, needles)
+// isProse: an assistant's answer, whose first sentence a snippet leads with.
+func isProse(kind, role string) bool { return role == "assistant" && (kind == "text" || kind == "summary") }
+
+func snippetOf(text string, needles []needle, size int) snip {
+	s, hl := snippetSized(text, needles, false, size)
 	return snip{s, hl}
 }
 
@@ -204,13 +222,12 @@ type snip struct {
 // snippet.
 const pairSeparator = " ⇒ "
 
-// pairSnippets joins the snippets of a tool call's two documents (i shown,
-// j its partner), the input side first.
-func pairSnippets(i, j int, s string, hl [][2]int, other snip, items []rank.Item) (string, [][2]int) {
-	first, second := snip{s, hl}, other
-	if items[i].Kind == "output" {
-		first, second = other, snip{s, hl}
-	}
+// pairInput is the share of a paired snippet the call's input gets (a
+// command line, a path and a pattern fit).
+const pairInput = 150
+
+// pairSnippets joins the snippets of a tool call's input and output.
+func pairSnippets(first, second snip) (string, [][2]int) {
 	off := utf8.RuneCountInString(first.text) + utf8.RuneCountInString(pairSeparator)
 	out := append([][2]int{}, first.hl...)
 	for _, r := range second.hl {

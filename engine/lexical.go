@@ -258,7 +258,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		for _, c := range lx.cands {
 			cands = append(cands, cand{sh: lx.sh, Candidate: c})
 			items = append(items, rank.Item{Root: famKey(lx.sh, c.RootID), Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic,
-				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID]})
+				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID], Part: partKey(lx.sh, c.PartID)})
 		}
 	}
 	if len(cands) == 0 {
@@ -356,6 +356,14 @@ func appendNew(dst []string, vals ...string) []string {
 		}
 	}
 	return dst
+}
+
+// partKey keys a part across shards ("" for a document of no part).
+func partKey(sh *shard, id string) string {
+	if id == "" {
+		return ""
+	}
+	return sh.name + "\x00" + id
 }
 
 // famKey keys a session family across shards: the same root id in two

@@ -16,8 +16,6 @@ import (
 // rarest first), raised needle@5 while keeping the median snippet near one
 // window's length (docs/ranking.md, "Snippets").
 const (
-	// snippetWhole: a text this short is shown whole.
-	snippetWhole = 300
 	// snippetWindow is one window's length around its anchor.
 	snippetWindow = 150
 	// snippetMax bounds the total of a snippet's windows.
@@ -49,7 +47,18 @@ type snipHit struct {
 // verbatim phrase counts as the rarest of all), and returns them joined by
 // windowSep with highlight ranges in characters (Unicode code points)
 // relative to the snippet.
-func snippet(text string, needles []needle) (string, [][2]int) {
+//
+// With lead set (an assistant's prose) the text's first sentence comes
+// first, up to snippetLead characters: an answer states its conclusion
+// there ("Recommendation: don't migrate.", "I'd use DB_MAX_OPEN_CONNS=14"),
+// often in words the question did not use.
+func snippet(text string, needles []needle, lead bool) (string, [][2]int) {
+	return snippetSized(text, needles, lead, snippetMax)
+}
+
+// snippetSized is snippet within size characters (a text that short is
+// shown whole).
+func snippetSized(text string, needles []needle, lead bool, size int) (string, [][2]int) {
 	lower := rank.ASCIILower(text)
 	var hits []snipHit
 	for _, n := range needles {
@@ -63,15 +72,26 @@ func snippet(text string, needles []needle) (string, [][2]int) {
 		}
 	}
 	sort.Slice(hits, func(a, b int) bool { return hits[a].start < hits[b].start })
-	if utf8.RuneCountInString(text) <= snippetWhole {
+	if utf8.RuneCountInString(text) <= size {
 		return render1(text, [][2]int{{0, len(text)}}, hits)
 	}
 	if len(hits) == 0 {
-		return flatten(cutRunes(text, 0, snippetWindow)), nil
+		return flatten(cutRunes(text, 0, min(size, snippetWindow))), nil
 	}
 	var wins [][2]int
 	shown := map[int]float64{} // group -> best weight shown
 	total := 0
+	if lead {
+		if w := leadWindow(text); w[1] > 0 {
+			wins = append(wins, w)
+			total += w[1]
+			for _, o := range hits {
+				if o.end <= w[1] && o.weight > shown[o.group] {
+					shown[o.group] = o.weight
+				}
+			}
+		}
+	}
 	for len(wins) < snippetWindows {
 		best, bestGain := [2]int{}, 0.0
 		for _, h := range hits {
@@ -101,7 +121,7 @@ func snippet(text string, needles []needle) (string, [][2]int) {
 			}
 		}
 		// A later window must show a term the earlier ones do not.
-		if bestGain < 0.01 || (len(wins) > 0 && total+best[1]-best[0] > snippetMax) {
+		if bestGain < 0.01 || (total > 0 && total+best[1]-best[0] > size) {
 			break
 		}
 		wins = append(wins, best)
@@ -114,8 +134,35 @@ func snippet(text string, needles []needle) (string, [][2]int) {
 	}
 	sort.Slice(wins, func(a, b int) bool { return wins[a][0] < wins[b][0] })
 	wins = mergeWindows(text, wins)
-	grow(text, wins, snippetMax-total)
+	grow(text, wins, size-total)
 	return render1(text, mergeWindows(text, wins), hits)
+}
+
+// snippetLead bounds the lead window of an assistant's prose.
+const snippetLead = 110
+
+// leadWindow is the text's first sentence or line, at most snippetLead
+// bytes cut at a word end ({0,0} when the text opens with nothing).
+func leadWindow(text string) [2]int {
+	end := min(len(text), snippetLead)
+	for i := 0; i < end; i++ {
+		if text[i] == '\n' || (text[i] == '.' && i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n')) {
+			end = i + 1
+			break
+		}
+	}
+	if end < len(text) && end == snippetLead {
+		for end > 0 && isWordByte(text[end-1]) {
+			end--
+		}
+	}
+	for end > 0 && !utf8.RuneStart(text[min(end, len(text)-1)]) && end < len(text) {
+		end--
+	}
+	if strings.TrimSpace(text[:end]) == "" {
+		return [2]int{}
+	}
+	return [2]int{0, end}
 }
 
 // windowAround is the byte span of a window holding the match [start,end):

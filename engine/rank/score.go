@@ -30,6 +30,10 @@ type Item struct {
 	Text      string
 	Score     float64 // output
 	Matched   []bool  // output: per term
+	// Part keys the part a document came from ("" for none): a tool
+	// call's input and output are two documents of one part.
+	Part string
+	cov  float64 // coverage of the query, weighted (Score's)
 }
 
 // Kind priors: how much a match in each kind of document is worth relative
@@ -111,6 +115,49 @@ func Score(items []Item, terms []Term, phrase string) {
 			prior *= fileReadPrior
 		}
 		it.Score = s * prior
+		it.cov = cov
+	}
+	pairParts(items, terms, total)
+}
+
+// pairParts scores a tool call's input and output as the one call they
+// are: when the two together cover more of the query than either alone
+// (the command names `pg_stat_activity`, its output shows `idle in
+// transaction`), each gets the coverage the pair adds.
+func pairParts(items []Item, terms []Term, total float64) {
+	if total == 0 {
+		return
+	}
+	byPart := map[string][]int{}
+	for i := range items {
+		if items[i].Part != "" {
+			byPart[items[i].Part] = append(byPart[items[i].Part], i)
+		}
+	}
+	for _, idx := range byPart {
+		if len(idx) < 2 {
+			continue
+		}
+		union := 0.0
+		for j, t := range terms {
+			for _, i := range idx {
+				if items[i].Matched[j] {
+					union += t.Weight
+					break
+				}
+			}
+		}
+		union /= total
+		for _, i := range idx {
+			it := &items[i]
+			if union > it.cov {
+				prior := kindPrior[it.Kind]
+				if prior == 0 {
+					prior = 0.5
+				}
+				it.Score += weightCoverage * (math.Pow(union, 1.5) - math.Pow(it.cov, 1.5)) * prior
+			}
+		}
 	}
 }
 
