@@ -206,7 +206,9 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items
 }
 
 // isProse: an assistant's answer, whose first sentence a snippet leads with.
-func isProse(kind, role string) bool { return role == "assistant" && (kind == "text" || kind == "summary") }
+func isProse(kind, role string) bool {
+	return role == "assistant" && (kind == "text" || kind == "summary")
+}
 
 func snippetOf(text string, needles []needle, size int) snip {
 	s, hl := snippetSized(text, needles, false, size)
