@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/recallhq/recall/engine/index"
@@ -74,6 +75,34 @@ func mergeForkCopies(cands []cand, items []rank.Item) {
 	}
 }
 
+// maxRepeatCheck bounds the texts repeats compares (a few microseconds
+// each): subagent prompts and answers are far shorter, and two long texts
+// that hold one another are rare enough to show.
+const maxRepeatCheck = 16 << 10
+
+// repeats reports a document whose text a shown one holds or that holds
+// a shown one's: a subagent's prompt is its task call's input and its
+// answer the task's output, a file read twice reads the same.
+func repeats(items []rank.Item, shown []int, pair map[int]int, i int) bool {
+	t := strings.TrimSpace(items[i].Text)
+	if t == "" || len(t) > maxRepeatCheck {
+		return false
+	}
+	holds := func(j int) bool {
+		o := strings.TrimSpace(items[j].Text)
+		return o != "" && len(o) <= maxRepeatCheck && (strings.Contains(o, t) || strings.Contains(t, o))
+	}
+	for _, j := range shown {
+		if holds(j) {
+			return true
+		}
+		if p, ok := pair[j]; ok && holds(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // pickSlots chooses the documents one family shows, best first, up to n:
 // each from a different part (a tool call and its output are one slot, the
 // call shown with its output: pair records which), no copy of a document
@@ -100,7 +129,7 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 		}
 		if items[i].Text != "" {
 			k := copyKey{items[i].Kind, items[i].Tool, items[i].Text, items[i].Time}
-			if seen[k] {
+			if seen[k] || (!full && repeats(items, out, pair, i)) {
 				continue
 			}
 			seen[k] = true

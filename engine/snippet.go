@@ -82,16 +82,20 @@ func snippetSized(text string, needles []needle, lead bool, size int) (string, [
 	shown := map[int]float64{} // group -> best weight shown
 	total := 0
 	if lead {
-		if w := leadWindow(text); w[1] > 0 {
+		for _, w := range [][2]int{leadWindow(text, 0, snippetLead), leadWindow(text, conclusionAt(text), snippetConclusion)} {
+			if w[1] == 0 || overlaps(wins, w) || total+w[1]-w[0] > size {
+				continue
+			}
 			wins = append(wins, w)
-			total += w[1]
+			total += w[1] - w[0]
 			for _, o := range hits {
-				if o.end <= w[1] && o.weight > shown[o.group] {
+				if o.start >= w[0] && o.end <= w[1] && o.weight > shown[o.group] {
 					shown[o.group] = o.weight
 				}
 			}
 		}
 	}
+	got := map[int]float64{}
 	for len(wins) < snippetWindows {
 		best, bestGain := [2]int{}, 0.0
 		for _, h := range hits {
@@ -101,11 +105,16 @@ func snippetSized(text string, needles []needle, lead bool, size int) (string, [
 			}
 			// A group counts once, by its best needle in the window,
 			// summed in hit order so equal windows always tie the same way.
+			// Hits are sorted by start: the window's are a run of them.
 			gain := 0.0
-			got := map[int]float64{}
+			clear(got)
 			n := 0
-			for _, o := range hits {
-				if o.start >= w[0] && o.end <= w[1] {
+			first := sort.Search(len(hits), func(k int) bool { return hits[k].start >= w[0] })
+			for _, o := range hits[first:] {
+				if o.start >= w[1] {
+					break
+				}
+				if o.end <= w[1] {
 					n++
 					if prev := max(got[o.group], shown[o.group]); o.weight > prev {
 						gain += o.weight - prev
@@ -138,31 +147,65 @@ func snippetSized(text string, needles []needle, lead bool, size int) (string, [
 	return render1(text, mergeWindows(text, wins), hits)
 }
 
-// snippetLead bounds the lead window of an assistant's prose.
-const snippetLead = 110
+// snippetLead bounds the lead window of an assistant's prose, and
+// snippetConclusion the window of its labelled conclusion, which names
+// what was chosen after saying what it is for.
+const (
+	snippetLead       = 110
+	snippetConclusion = 160
+)
 
-// leadWindow is the text's first sentence or line, at most snippetLead
-// bytes cut at a word end ({0,0} when the text opens with nothing).
-func leadWindow(text string) [2]int {
-	end := min(len(text), snippetLead)
-	for i := 0; i < end; i++ {
-		if text[i] == '\n' || (text[i] == '.' && i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n')) {
+// leadWindow is the sentence or line that starts at from, at most n bytes
+// cut at a word end ({0,0} when there is none).
+func leadWindow(text string, from, n int) [2]int {
+	if from < 0 || from >= len(text) {
+		return [2]int{}
+	}
+	end := min(len(text), from+n)
+	for i := from; i < end; i++ {
+		// A sentence ends at a line end, or at ". " before a capital
+		// ("e.g. `sony/gobreaker`" goes on).
+		if text[i] == '\n' || (text[i] == '.' && i+2 < len(text) && text[i+1] == ' ' && text[i+2] >= 'A' && text[i+2] <= 'Z') {
 			end = i + 1
 			break
 		}
 	}
-	if end < len(text) && end == snippetLead {
-		for end > 0 && isWordByte(text[end-1]) {
+	if end < len(text) && end == from+n {
+		for end > from && isWordByte(text[end-1]) {
 			end--
 		}
 	}
-	for end > 0 && !utf8.RuneStart(text[min(end, len(text)-1)]) && end < len(text) {
+	for end > from && end < len(text) && !utf8.RuneStart(text[end]) {
 		end--
 	}
-	if strings.TrimSpace(text[:end]) == "" {
+	if strings.TrimSpace(text[from:end]) == "" {
 		return [2]int{}
 	}
-	return [2]int{0, end}
+	return [2]int{from, end}
+}
+
+// conclusionLabels open the line where an answer states its conclusion
+// ("Recommendation: keep the backoff change now, and add ... gobreaker").
+var conclusionLabels = []string{"recommendation", "conclusion", "decision", "root cause", "answer", "tl;dr", "in short", "verdict"}
+
+// conclusionAt is the start of the first line that opens with a
+// conclusion label (after markdown emphasis), or -1.
+func conclusionAt(text string) int {
+	lower := rank.ASCIILower(text)
+	for at := 0; at < len(text); {
+		line := strings.TrimLeft(lower[at:], "*_#> -")
+		for _, l := range conclusionLabels {
+			if strings.HasPrefix(line, l) && len(line) > len(l) && !isWordByte(line[len(l)]) {
+				return at
+			}
+		}
+		nl := strings.IndexByte(text[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		at += nl + 1
+	}
+	return -1
 }
 
 // windowAround is the byte span of a window holding the match [start,end):
