@@ -97,6 +97,29 @@ type Result struct {
 	// Needle: one of the first NeedleHits snippets holds the labelled
 	// needle (false also when the query has none; see HasNeedle).
 	Needle bool
+	// NeedleRow: the same with one row per session (its hits' snippets
+	// joined as fragments), over the first NeedleHits rows.
+	NeedleRow bool
+}
+
+// rows joins the hits of each session, in rank order, into one row of
+// fragments: the "one row per session" presentation issue 12 compares.
+func (r Result) rows() []string {
+	var keys []string
+	row := map[string]string{}
+	for _, h := range r.Hits {
+		if _, ok := row[h.Key]; !ok {
+			keys = append(keys, h.Key)
+			row[h.Key] = h.Snippet
+			continue
+		}
+		row[h.Key] += " | " + h.Snippet
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = row[k]
+	}
+	return out
 }
 
 // HasNeedle reports a query labelled with a needle.
@@ -156,6 +179,11 @@ func Run(c *Corpus, index string, parents map[string]string, search SearchFunc) 
 			r.Top = append(r.Top, key)
 			if r.Rank == 0 && contains(q.Relevant, key) && len(r.Top) <= 10 {
 				r.Rank = len(r.Top)
+			}
+		}
+		for i, row := range r.rows() {
+			if i < NeedleHits && q.Needle != "" && strings.Contains(normSpace(row), normSpace(q.Needle)) {
+				r.NeedleRow = true
 			}
 		}
 		rep.Results = append(rep.Results, r)
@@ -238,6 +266,8 @@ func (rep *Report) Print(w io.Writer, verbose bool) {
 		fmt.Fprintf(w, "  %-12s n=%-3d MRR %.3f  R@1 %.3f  R@5 %.3f  needle@5 %s\n", k, rep.Count[k], v[0], v[1], v[2], n5)
 	}
 	fmt.Fprintf(w, "  snippet length (characters): median %d  p95 %d\n", rep.SnippetLen(50), rep.SnippetLen(95))
+	rowN5, rowLen := rep.rowFigures()
+	fmt.Fprintf(w, "  one row per session instead: needle@5 %.3f, row length median %d  p95 %d\n", rowN5, rowLen[0], rowLen[1])
 	if !verbose {
 		return
 	}
@@ -272,6 +302,31 @@ func (rep *Report) SnippetLen(pct int) int {
 	}
 	sort.Ints(ls)
 	return ls[min(len(ls)-1, len(ls)*pct/100)]
+}
+
+// rowFigures are needle@5 and the median and p95 row length when each
+// session is one row of fragments (its hits' snippets).
+func (rep *Report) rowFigures() (float64, [2]int) {
+	hit, n := 0, 0
+	var ls []int
+	for _, r := range rep.Results {
+		if r.HasNeedle() {
+			n++
+			if r.NeedleRow {
+				hit++
+			}
+		}
+		for i, row := range r.rows() {
+			if i < NeedleHits {
+				ls = append(ls, utf8.RuneCountInString(row))
+			}
+		}
+	}
+	if n == 0 || len(ls) == 0 {
+		return 0, [2]int{}
+	}
+	sort.Ints(ls)
+	return float64(hit) / float64(n), [2]int{ls[len(ls)/2], ls[min(len(ls)-1, len(ls)*95/100)]}
 }
 
 func contains(list []string, s string) bool {
