@@ -73,6 +73,17 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 				}
 			}
 		}
+		if st.df == 0 && len(t.Tokens) > 1 {
+			// A typo inside an identifier (`ErrEmialTaken`, `AStar.FindPth`):
+			// its segments are corrected one by one, and the result counts
+			// only as an identifier the index holds.
+			if g := compoundCorrection(vocab.v, t); g != "" {
+				lx.alts[t.Key()] = []string{g}
+				st.corr = []string{g}
+				st.needles = append(st.needles, g)
+				st.df = vocab.v.DF(g)
+			}
+		}
 		// A corrected term matches its corrections too.
 		for _, tok := range append([]string{t.Key()}, lx.alts[t.Key()]...) {
 			for _, word := range strings.Fields(tok) {
@@ -157,7 +168,7 @@ type lexRanked struct {
 	cands   []cand
 	items   []rank.Item // scored
 	terms   []rank.Term
-	needles []string // for snippets
+	needles []needle // for snippets
 	matched bool     // an FTS match ran (false: nothing was left to match)
 	exprs   map[*shard]string
 	explain func(int) *Explain
@@ -179,7 +190,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		nDocs += lx.docs
 	}
 	var terms []rank.Term
-	var needles []string
+	var needles []needle
 	for j, t := range used {
 		rt := rank.Term{}
 		df := 0
@@ -198,6 +209,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		}
 		if len(t.Tokens) > 1 {
 			rt.Parts = t.Tokens[1:]
+			rt.Exact = t.Raw
 		} else {
 			rt.Needles = append(rt.Needles, rank.Stem(t.Key()))
 		}
@@ -206,8 +218,11 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		}
 		rt.Weight = math.Log(1 + float64(nDocs)/float64(df))
 		terms = append(terms, rt)
-		needles = append(needles, rt.Needles...)
-		needles = append(needles, rt.Parts...)
+		needles = append(needles, termNeedles(t, rt, j)...)
+	}
+	total := 0.0
+	for _, rt := range terms {
+		total += rt.Weight
 	}
 	for _, ph := range q.Phrases {
 		rt := rank.Term{Parts: ph.Tokens, Weight: 2}
@@ -215,7 +230,16 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 			rt = rank.Term{Needles: ph.Tokens, Weight: 2}
 		}
 		terms = append(terms, rt)
-		needles = append(needles, ph.Tokens...)
+		// The quoted text as typed outweighs any one term; its words alone
+		// count as much as a term.
+		g := len(needles) + 1000
+		needles = append(needles, needle{text: rank.ASCIILower(strings.TrimSpace(ph.Raw)), group: g, weight: total + 2})
+		for _, tok := range ph.Tokens {
+			needles = append(needles, needle{text: tok, group: g + 1, weight: 1})
+		}
+	}
+	if ph := verbatim(q); ph != "" {
+		needles = append(needles, needle{text: ph, group: -1, weight: total + 2})
 	}
 	lr.terms, lr.needles = terms, needles
 	skip := commonTerms(used, lxs)
@@ -234,18 +258,13 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		for _, c := range lx.cands {
 			cands = append(cands, cand{sh: lx.sh, Candidate: c})
 			items = append(items, rank.Item{Root: famKey(lx.sh, c.RootID), Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic,
-				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID]})
+				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID], Part: partKey(lx.sh, c.PartID)})
 		}
 	}
 	if len(cands) == 0 {
 		return lr, nil
 	}
-	phrase := ""
-	if len(q.Terms)+len(q.Phrases) > 1 {
-		phrase = strings.Join(strings.Fields(rank.ASCIILower(q.Raw)), " ")
-		phrase = strings.Trim(phrase, `"`)
-	}
-	rank.Score(items, terms, phrase)
+	rank.Score(items, terms, verbatim(q))
 	explain := func(i int) *Explain {
 		if !p.Explain {
 			return nil
@@ -260,6 +279,66 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	}
 	lr.cands, lr.items, lr.explain = cands, items, explain
 	return lr, nil
+}
+
+// compoundCorrection corrects the segments of a compound (between its
+// connectors, lower-cased and glued: the form tokens.Token.Glued indexes)
+// that the vocabulary lacks, and returns the corrected compound when the
+// index holds it ("" otherwise).
+func compoundCorrection(v *rank.Vocab, t query.Term) string {
+	segs := strings.FieldsFunc(strings.ToLower(t.Raw), func(r rune) bool {
+		return strings.ContainsRune("_./-:\\", r)
+	})
+	fixed := false
+	for i, seg := range segs {
+		if v.DF(seg) > 0 {
+			continue
+		}
+		for _, c := range v.Corrections(seg) {
+			if !strings.Contains(c, " ") {
+				segs[i], fixed = c, true
+				break
+			}
+		}
+	}
+	if !fixed {
+		return ""
+	}
+	if g := strings.Join(segs, "_"); v.DF(g) > 0 {
+		return g
+	}
+	return ""
+}
+
+// termNeedles are what a snippet looks for of term t (the j-th searchable
+// term): a compound as typed first (`1.001s` is one thing to show, not `1`
+// and `001s`), then its parts, worth less; a word's stems and corrections.
+func termNeedles(t query.Term, rt rank.Term, j int) []needle {
+	var out []needle
+	if len(t.Tokens) > 1 {
+		out = append(out, needle{text: rank.ASCIILower(t.Raw), group: j, weight: rt.Weight})
+		for _, p := range rt.Parts {
+			out = append(out, needle{text: p, group: j, weight: rt.Weight / 3})
+		}
+		return out
+	}
+	for _, n := range rt.Needles {
+		out = append(out, needle{text: n, group: j, weight: rt.Weight})
+	}
+	for _, p := range rt.Parts { // a correction into two words
+		out = append(out, needle{text: p, group: j, weight: rt.Weight / 2})
+	}
+	return out
+}
+
+// verbatim is the query as typed, lower-cased with its white space
+// collapsed, when it has more than one term: the text the phrase bonus and
+// the snippet look for.
+func verbatim(q query.Query) string {
+	if len(q.Terms)+len(q.Phrases) <= 1 {
+		return ""
+	}
+	return strings.Trim(strings.Join(strings.Fields(rank.ASCIILower(q.Raw)), " "), `"`)
 }
 
 // appendNew appends the values not in dst yet.
@@ -277,6 +356,14 @@ func appendNew(dst []string, vals ...string) []string {
 		}
 	}
 	return dst
+}
+
+// partKey keys a part across shards ("" for a document of no part).
+func partKey(sh *shard, id string) string {
+	if id == "" {
+		return ""
+	}
+	return sh.name + "\x00" + id
 }
 
 // famKey keys a session family across shards: the same root id in two

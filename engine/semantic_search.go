@@ -202,13 +202,15 @@ type docKey struct {
 }
 
 // queryNeedles are the stems snippets highlight when no lexical ranking ran.
-func queryNeedles(q query.Query) []string {
-	var out []string
-	for _, t := range q.Searchable() {
-		out = append(out, rank.Stem(t.Key()))
+func queryNeedles(q query.Query) []needle {
+	var out []needle
+	for j, t := range q.Searchable() {
+		out = append(out, needle{text: rank.Stem(t.Key()), group: j, weight: 1})
 	}
-	for _, ph := range q.Phrases {
-		out = append(out, ph.Tokens...)
+	for j, ph := range q.Phrases {
+		for _, tok := range ph.Tokens {
+			out = append(out, needle{text: tok, group: 1000 + j, weight: 1})
+		}
 	}
 	return out
 }
@@ -306,5 +308,5 @@ func (e *Engine) hybrid(ctx context.Context, shs []*shard, p SearchParams, q que
 		}
 		return x
 	}
-	return e.render(ctx, p, cands, items, order, lr.needles, explain, res)
+	return e.render(ctx, p, cands, items, order, nil, lr.needles, explain, res)
 }

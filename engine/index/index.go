@@ -26,7 +26,7 @@ import (
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ErrCorrupt marks an index file of ours that is damaged; the caller moves
 // it aside (MoveAside) and rebuilds it.

@@ -503,3 +503,44 @@ func TestSessionsKeysetTies(t *testing.T) {
 		}
 	}
 }
+
+// Every byte of a tool output up to OutputCap is findable: a token only in
+// the middle of a 27 KB log (issue 12; the old 12 KiB head + 4 KiB tail
+// left it out), and a failed model call's error, which has no part.
+func TestMiddleOfLongOutputAndMessageErrorFound(t *testing.T) {
+	ix := openIndex(t, filepath.Join(privateDir(t), "i.db"))
+	defer ix.Close()
+	ctx := context.Background()
+	w, err := ix.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := strings.Repeat("INFO step ok\n", 1000) + "ERROR ZEBRA_MIDDLE_991 lost\n" + strings.Repeat("INFO step ok\n", 1000)
+	s := model.Session{ID: "ses_log", Title: "long log", Directory: "/w", Created: 1}
+	var c SessionCounts
+	msgs := []model.Message{
+		{ID: "msg_1", SessionID: s.ID, Role: "assistant", Created: 1, Parts: []model.Part{
+			{ID: "prt_1", Type: "tool", Kind: model.KindTool, Tool: "bash", Status: "completed", Input: `{"command":"make"}`, Output: log}}},
+		{ID: "msg_2", SessionID: s.ID, Role: "assistant", Created: 2, Error: "APIError: quokka_overloaded_error"},
+	}
+	for i := range msgs {
+		if err := w.PutMessage(ctx, &s, s.ID, i, &msgs[i], &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.PutSession(ctx, &s, SessionMeta{RootID: s.ID, Now: 1}, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"ZEBRA_MIDDLE_991": "ses_log/prt_1/output", "quokka_overloaded_error": "ses_log//output"} {
+		cands, err := ix.Match(ctx, MatchExpr(query.Parse(q), nil, nil), query.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := docsOf(cands); got != want {
+			t.Errorf("%s: got %q, want %q", q, got, want)
+		}
+	}
+}

@@ -14,10 +14,22 @@ import (
 // index or a read window, so long texts keep their head and tail and the
 // original length is stored beside them.
 const (
-	OutputHead = 12 << 10 // bytes kept from the start of a tool output
-	OutputTail = 4 << 10  // bytes kept from its end
-	TextHead   = 48 << 10 // prose and reasoning: bytes kept from the start
-	TextTail   = 8 << 10  // and from the end
+	// OutputCap is the most of one tool output (or error) the index keeps,
+	// stores and makes findable whole; a longer one keeps its first three
+	// quarters and last quarter of it. It was 16 KiB, and a token only in
+	// the middle of a 27 KB log was not found. OpenCode cuts its own tools'
+	// outputs near 50 KB, so at 64 KiB every byte of those is findable.
+	// BenchmarkIndexLongOutput (redactor on, a busy 2-core machine) costs
+	// one part of 16 KiB 12 ms to index, 64 KiB 28 ms, 256 KiB 87 ms and
+	// 1 MiB 810 ms (superlinear), at about 1.5 index bytes per source byte;
+	// so a cap past OpenCode's own limit would buy bytes only custom tools
+	// write at a cost a sync notices. Above it the literal/regex scan of
+	// the source reads the rest.
+	OutputCap  = 64 << 10
+	OutputHead = OutputCap / 4 * 3 // bytes kept from the start of a tool output
+	OutputTail = OutputCap / 4     // bytes kept from its end
+	TextHead   = 48 << 10          // prose and reasoning: bytes kept from the start
+	TextTail   = 8 << 10           // and from the end
 )
 
 // FirstPromptBytes is how much of a session's first prompt the listing

@@ -21,7 +21,7 @@ func TestBoundNeverCutsASecret(t *testing.T) {
 	}{
 		{"first prompt", line(375) + `DB_PASSWORD="` + secret + `" and more words after it`, FirstPromptBytes, 0},
 		{"head cut", line(OutputHead-15-len(`api_token="`)) + `api_token="` + secret + "\"\n" + line(30000), OutputHead, OutputTail},
-		{"tail cut", line(30000) + `webhook_secret: "` + secret + "\"\n" + line(OutputTail+10-len(secret)-2), OutputHead, OutputTail},
+		{"tail cut", line(OutputHead+OutputTail) + `webhook_secret: "` + secret + "\"\n" + line(OutputTail+10-len(secret)-2), OutputHead, OutputTail},
 		{"key longer than a stretch", line(300) + "-----BEGIN RSA PRIVATE KEY-----\n" +
 			strings.Repeat("MIIEpAIBAAKCAQEAFAKEfake0123456789abcdefFAKEfake0123456789abcdef\n", 100) +
 			"-----END RSA PRIVATE KEY-----\n" + line(200), FirstPromptBytes, 0},

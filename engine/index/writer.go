@@ -270,6 +270,14 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 	if userTurn {
 		c.Turns++
 	}
+	// A failed model call keeps its error on the message, often with no
+	// parts at all: the only record of an `APIError` or an HTTP 400 is here.
+	if strings.TrimSpace(m.Error) != "" {
+		e := w.ix.bound(m.Error, OutputHead, OutputTail)
+		if err := w.addDoc(ctx, 0, s, root, m.ID, "", ord, model.KindOutput, m.Role, "", false, m.Created, e, e); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -85,9 +85,18 @@ func (q Query) Searchable() []Term {
 
 // Parse parses raw. It never fails: unbalanced quotes close at the end,
 // operators and punctuation that mean nothing to us are ordinary text.
+//
+// A `-word` is an exclusion, except where it is a command's flag (the shell
+// rule): after a command word (`uniq -c`, `sort -rn`, `go test -run`, `git
+// log -p`: a known command and every word after it) or, when it is one or
+// two letters, after any word (`logslice -v`: nobody excludes a letter).
+// A `-word` that opens the query, or follows another exclusion, stays an
+// exclusion (`-fork webhook`). `--flag` is always literal.
 func Parse(raw string) Query {
 	q := Query{Raw: raw}
 	s := strings.TrimSpace(raw)
+	inCommand := false // a command word came before: its flags are text
+	prevWord := false  // the previous item was a word that is not an exclusion
 	for len(s) > 0 {
 		s = strings.TrimLeftFunc(s, unicode.IsSpace)
 		if s == "" {
@@ -95,9 +104,12 @@ func Parse(raw string) Query {
 		}
 		neg := false
 		if s[0] == '-' && len(s) > 1 && !unicode.IsSpace(rune(s[1])) && s[1] != '-' {
-			neg = true
-			s = s[1:]
+			if !isFlag(s, inCommand, prevWord) {
+				neg = true
+				s = s[1:]
+			}
 		}
+		prevWord = !neg
 		if s[0] == '"' {
 			end := strings.IndexByte(s[1:], '"')
 			var body string
@@ -130,6 +142,10 @@ func Parse(raw string) Query {
 		if tokens.Overlong(word) {
 			q.Overlong = append(q.Overlong, word)
 		}
+		word = dropPossessive(word)
+		if !neg && commandWords[strings.ToLower(word)] {
+			inCommand = true
+		}
 		for _, t := range splitWord(word) {
 			if neg {
 				q.ExcludeTerms = append(q.ExcludeTerms, t)
@@ -141,6 +157,59 @@ func Parse(raw string) Query {
 	return q
 }
 
+// dropPossessive drops a trailing 's (or ’s): "Lena's" means Lena, and the
+// lone "s" it would leave matches every plural in the index.
+func dropPossessive(word string) string {
+	for _, suf := range []string{"'s", "’s", "'S", "’S"} {
+		if w, ok := strings.CutSuffix(word, suf); ok && w != "" {
+			return w
+		}
+	}
+	return word
+}
+
+// isFlag reports whether the `-x...` at the start of s is a command-line
+// flag rather than an exclusion (see Parse).
+func isFlag(s string, inCommand, prevWord bool) bool {
+	if !prevWord {
+		return false
+	}
+	if inCommand {
+		return true
+	}
+	end := strings.IndexFunc(s, unicode.IsSpace)
+	if end < 0 {
+		end = len(s)
+	}
+	letters := s[1:end]
+	if len(letters) > 2 {
+		return false
+	}
+	for _, r := range letters {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// commandWords are programs whose flags people search for with them. A
+// `-word` after one of these (and its subcommands) is its flag, not an
+// exclusion. The list holds what a developer's sessions run most (the
+// public corpus's tools among them); a flag of a program not listed still
+// counts when it is one or two letters.
+var commandWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`git go cargo rustc npm npx pnpm yarn node deno bun python python3 pip uv pytest
+		make cmake docker kubectl helm terraform ansible ansible-playbook aws gcloud az psql mysql sqlite3 redis-cli
+		curl wget ssh scp rsync tar gzip unzip ls cat head tail less grep rg egrep find fd sed awk sort uniq wc cut tr
+		xargs tee diff patch chmod chown mkdir rm cp mv ln ps kill top du df jq yq env export sudo systemctl journalctl
+		airflow govulncheck golangci-lint eslint prettier tsc vite vitest jest hyperfine perf strace gdb dlv trivy glab gh`) {
+		m[w] = true
+	}
+	return m
+}()
+
 // splitWord turns one whitespace-separated word into terms: usually one
 // (a compound keeps its parts together), several when the word held
 // unrelated pieces glued by punctuation the tokenizer does not join on
@@ -149,6 +218,12 @@ func splitWord(word string) []Term {
 	var out []Term
 	groupEnd := -1 // end of the compound whose parts are being collected
 	for _, tok := range tokens.Split(word) {
+		if tok.Glued {
+			// The index holds it beside the parts; a free term matches its
+			// whole form or its parts, and the glued form is what a typo in
+			// it is corrected against (the engine derives it: Term.Glued).
+			continue
+		}
 		if tok.Whole || tok.Start >= groupEnd {
 			out = append(out, Term{Raw: word[tok.Start:tok.End]})
 			groupEnd = -1

@@ -85,3 +85,35 @@ func TestIsCode(t *testing.T) {
 		}
 	}
 }
+
+// The shell rule: a flag after a command word is text to find; a -word
+// opening the query (or a run of them) stays an exclusion.
+func TestParseShellFlags(t *testing.T) {
+	raws := func(ts []Term) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.Raw)
+		}
+		return strings.Join(s, " ")
+	}
+	for _, c := range []struct{ in, terms, excl string }{
+		{"uniq -c", "uniq c", ""},
+		{"sort -rn", "sort rn", ""},
+		{"go test -run TestFoo", "go test run TestFoo", ""},
+		{"git log -p", "git log p", ""},
+		{"terraform plan -out plan.tfplan", "terraform plan out plan.tfplan", ""},
+		{"logslice -v", "logslice v", ""},
+		{"-fork webhook", "webhook", "fork"},
+		{"-fork -draft webhook", "webhook", "fork draft"},
+		{"webhook retry -lazy_static", "webhook retry", "lazy_static"},
+		{"airflow dags backfill --reset-dagruns", "airflow dags backfill reset-dagruns", ""},
+	} {
+		q := Parse(c.in)
+		if got := raws(q.Terms); got != c.terms {
+			t.Errorf("%q: terms %q, want %q", c.in, got, c.terms)
+		}
+		if got := raws(q.ExcludeTerms); got != c.excl {
+			t.Errorf("%q: exclusions %q, want %q", c.in, got, c.excl)
+		}
+	}
+}

@@ -110,3 +110,16 @@ func TestByScoreIsStable(t *testing.T) {
 		t.Errorf("order %v, want [1 3 0 2]", order)
 	}
 }
+
+// The identifier as typed outranks a near form of it (issue 12): both
+// hold the compound's parts, only one holds `retryBackoff`.
+func TestScoreExactFormBonus(t *testing.T) {
+	items := []Item{
+		{Root: "a", Kind: "text", BM25: -1, Text: "call retry_backoff here"},
+		{Root: "b", Kind: "text", BM25: -1, Text: "call retryBackoff here"},
+	}
+	Score(items, []Term{{Parts: []string{"retry", "backoff"}, Weight: 1, Exact: "retryBackoff"}}, "")
+	if items[1].Score <= items[0].Score {
+		t.Errorf("exact form %.3f, near form %.3f: want the exact form above", items[1].Score, items[0].Score)
+	}
+}

@@ -11,6 +11,9 @@ type Term struct {
 	Needles []string // lowercase stems to find in text; any one matches
 	Parts   []string // a compound's parts: all must appear (when no needle does)
 	Weight  float64  // idf-like weight
+	// Exact is an identifier as typed (`retryBackoff`): a document holding
+	// that very form ranks above one holding a near form (`retry_backoff`).
+	Exact string
 }
 
 // Item is one candidate document.
@@ -27,6 +30,10 @@ type Item struct {
 	Text      string
 	Score     float64 // output
 	Matched   []bool  // output: per term
+	// Part keys the part a document came from ("" for none): a tool
+	// call's input and output are two documents of one part.
+	Part string
+	cov  float64 // coverage of the query, weighted (Score's)
 }
 
 // Kind priors: how much a match in each kind of document is worth relative
@@ -52,6 +59,7 @@ const (
 	weightBM25     = 0.35 // normalised FTS5 BM25
 	weightCoverage = 0.65 // share of the query's (idf-weighted) terms present
 	phraseBonus    = 0.25 // the whole multi-word query appears verbatim
+	exactBonus     = 0.15 // an identifier appears as typed (times its weight share)
 	familyCoverage = 0.35 // a family covering more query terms across documents
 )
 
@@ -72,12 +80,18 @@ func Score(items []Item, terms []Term, phrase string) {
 		it := &items[i]
 		lower := ASCIILower(it.Text)
 		it.Matched = make([]bool, len(terms))
-		cov := 0.0
+		cov, exact := 0.0, 0.0
 		for j, t := range terms {
 			if termIn(it.Text, lower, t) {
 				it.Matched[j] = true
 				cov += t.Weight
+				if t.Exact != "" && strings.Contains(it.Text, t.Exact) {
+					exact += t.Weight
+				}
 			}
+		}
+		if total > 0 {
+			exact /= total
 		}
 		if total > 0 {
 			cov /= total
@@ -86,7 +100,7 @@ func Score(items []Item, terms []Term, phrase string) {
 		if best > 0 {
 			bm = -it.BM25 / best
 		}
-		s := weightBM25*bm + weightCoverage*math.Pow(cov, 1.5)
+		s := weightBM25*bm + weightCoverage*math.Pow(cov, 1.5) + exactBonus*exact
 		if phrase != "" && strings.Contains(collapseSpace(lower), phrase) {
 			s += phraseBonus
 		}
@@ -101,6 +115,49 @@ func Score(items []Item, terms []Term, phrase string) {
 			prior *= fileReadPrior
 		}
 		it.Score = s * prior
+		it.cov = cov
+	}
+	pairParts(items, terms, total)
+}
+
+// pairParts scores a tool call's input and output as the one call they
+// are: when the two together cover more of the query than either alone
+// (the command names `pg_stat_activity`, its output shows `idle in
+// transaction`), each gets the coverage the pair adds.
+func pairParts(items []Item, terms []Term, total float64) {
+	if total == 0 {
+		return
+	}
+	byPart := map[string][]int{}
+	for i := range items {
+		if items[i].Part != "" {
+			byPart[items[i].Part] = append(byPart[items[i].Part], i)
+		}
+	}
+	for _, idx := range byPart {
+		if len(idx) < 2 {
+			continue
+		}
+		union := 0.0
+		for j, t := range terms {
+			for _, i := range idx {
+				if items[i].Matched[j] {
+					union += t.Weight
+					break
+				}
+			}
+		}
+		union /= total
+		for _, i := range idx {
+			it := &items[i]
+			if union > it.cov {
+				prior := kindPrior[it.Kind]
+				if prior == 0 {
+					prior = 0.5
+				}
+				it.Score += weightCoverage * (math.Pow(union, 1.5) - math.Pow(it.cov, 1.5)) * prior
+			}
+		}
 	}
 }
 

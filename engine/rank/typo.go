@@ -4,12 +4,35 @@
 package rank
 
 import (
+	_ "embed"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/sahilm/fuzzy"
 )
+
+// wordList holds the whole English words (four letters or more) of the
+// bert-base-uncased WordPiece vocabulary (Apache-2.0; the copy the embed
+// tests carry): 20,362 words, the most frequent of a large English corpus.
+// A query word in it is spelt right even when this history never used it
+// (`progress`, `wiped`, `carrier`): correcting it to the nearest word the
+// history holds (`process`, `wired`, `carries`) lost queries spelt right.
+//
+//go:embed words.txt
+var wordList string
+
+var english = sync.OnceValue(func() map[string]bool {
+	m := make(map[string]bool, 20400)
+	for _, w := range strings.Fields(wordList) {
+		m[w] = true
+	}
+	return m
+})
+
+// IsWord reports an English word (see wordList).
+func IsWord(w string) bool { return english()[w] }
 
 // Vocab is the index vocabulary: raw (unstemmed) terms and how many
 // documents hold each.
@@ -54,7 +77,8 @@ const maxTypedLen = 64
 // maxCorrections bounds the alternatives one misspelt term adds.
 const maxCorrections = 3
 
-// Corrections proposes vocabulary terms for a term that matches nothing:
+// Corrections proposes vocabulary terms for a term that matches nothing and
+// is no English word:
 // close spellings (Damerau-Levenshtein within maxEdits, so transpositions
 // like "shutdwon" count as one edit), terms the typed letters are a fuzzy
 // subsequence of ("conection" in "connection"), and a split of a glued word
@@ -63,7 +87,7 @@ const maxCorrections = 3
 func (v *Vocab) Corrections(term string) []string {
 	n := utf8.RuneCountInString(term)
 	budget := maxEdits(n)
-	if budget == 0 || n > maxTypedLen || strings.ContainsAny(term, "_0123456789") {
+	if budget == 0 || n > maxTypedLen || strings.ContainsAny(term, "_0123456789") || IsWord(term) {
 		return nil
 	}
 	type cand struct {

@@ -32,3 +32,17 @@ func TestDamerau(t *testing.T) {
 		}
 	}
 }
+
+// A word spelt right is never corrected, even when the history lacks it
+// and holds a near one (issue 12: progress -> process lost the query).
+func TestCorrectionsLeaveEnglishWords(t *testing.T) {
+	v := NewVocab([]string{"process", "wired", "carries"}, []int{40, 3, 2})
+	for _, w := range []string{"progress", "wiped", "carrier"} {
+		if got := v.Corrections(w); got != nil {
+			t.Errorf("Corrections(%q) = %q, want none: it is a word", w, got)
+		}
+	}
+	if got := v.Corrections("proccess"); !slices.Contains(got, "process") {
+		t.Errorf("Corrections(proccess) = %q, want process", got)
+	}
+}

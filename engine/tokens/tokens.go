@@ -27,6 +27,12 @@ type Token struct {
 	Text       string
 	Start, End int  // byte offsets in the source text
 	Whole      bool // the whole form of a compound (parts follow it)
+	// Glued: a camelCase compound's lower-case form without its case
+	// boundaries (`budgetviewmodel` of `BudgetViewModel`,
+	// `inventorypanel_onitempicked` of `InventoryPanel.OnItemPicked`),
+	// emitted after the parts so people who type identifiers in lower case
+	// find them.
+	Glued bool
 }
 
 // isWordRune reports letters and digits; `_` is a connector.
@@ -127,6 +133,41 @@ func emitCompound(c string, offset int, fn func(Token)) {
 	for _, p := range parts {
 		if t := normalize(p.text); t != "" {
 			fn(Token{Text: t, Start: offset + p.start, End: offset + p.start + len(p.text)})
+		}
+	}
+	emitGlued(c, offset, parts, fn)
+}
+
+// emitGlued emits the glued forms of a compound that has camelCase
+// boundaries: each connector-separated segment that splits, lower-cased
+// whole, then the whole compound from those segments when it has several.
+func emitGlued(c string, offset int, parts []piece, fn func(Token)) {
+	var segs []string
+	segStart, camel := 0, false
+	flush := func(end int) {
+		segs = append(segs, strings.ToLower(c[segStart:end]))
+		if camel && end-segStart <= MaxTokenLen {
+			fn(Token{Text: segs[len(segs)-1], Start: offset + segStart, End: offset + end, Glued: true})
+		}
+	}
+	anyCamel := false
+	for i := 1; i < len(parts); i++ {
+		prevEnd := parts[i-1].start + len(parts[i-1].text)
+		if parts[i].start == prevEnd { // no connector between: a case boundary
+			camel, anyCamel = true, true
+			continue
+		}
+		flush(prevEnd)
+		segStart, camel = parts[i].start, false
+	}
+	if !anyCamel {
+		return
+	}
+	last := parts[len(parts)-1]
+	flush(last.start + len(last.text))
+	if len(segs) > 1 {
+		if w := strings.Join(segs, "_"); len(w) <= MaxTokenLen {
+			fn(Token{Text: w, Start: offset, End: offset + len(c), Glued: true})
 		}
 	}
 }

@@ -11,13 +11,16 @@ func TestTerms(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"ErrEmailTaken", []string{"err_email_taken", "err", "email", "taken"}},
+		{"ErrEmailTaken", []string{"err_email_taken", "err", "email", "taken", "erremailtaken"}},
+		{"InventoryPanel.OnItemPicked", []string{"inventory_panel_on_item_picked", "inventory", "panel", "on", "item", "picked",
+			"inventorypanel", "onitempicked", "inventorypanel_onitempicked"}},
+		{"os.ReadFile", []string{"os_read_file", "os", "read", "file", "readfile", "os_readfile"}},
 		{"DB_MAX_OPEN_CONNS=14", []string{"db_max_open_conns", "db", "max", "open", "conns", "14"}},
 		{"see etl/redact.py.", []string{"see", "etl_redact_py", "etl", "redact", "py"}},
-		{"HTTPServer v5 E0502", []string{"http_server", "http", "server", "v5", "e0502"}},
+		{"HTTPServer v5 E0502", []string{"http_server", "http", "server", "httpserver", "v5", "e0502"}},
 		{"a - b", []string{"a", "b"}},
 		{"/tmp/ocgen/x", []string{"tmp_ocgen_x", "tmp", "ocgen", "x"}},
-		{"isPending && isFetching", []string{"is_pending", "is", "pending", "is_fetching", "is", "fetching"}},
+		{"isPending && isFetching", []string{"is_pending", "is", "pending", "ispending", "is_fetching", "is", "fetching", "isfetching"}},
 		{"__init__", []string{"init"}},
 		{"Café naïve", []string{"café", "naïve"}},
 	}
