@@ -244,3 +244,26 @@ func TestExcludeAndForget(t *testing.T) {
 		t.Fatal("everything excluded")
 	}
 }
+
+// A search pays nothing in proportion to the index for a query without
+// typos: term frequencies are point lookups, and the whole vocabulary
+// (which typo corrections scan) is read only for a term that matches
+// nothing. A typo is still corrected.
+func TestSearchReadsVocabularyOnlyForTypos(t *testing.T) {
+	e := openFixture(t, "v1")
+	sh := e.shards[0]
+	res := search(t, e, "invoice ledger totals")
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits for words the fixture holds")
+	}
+	if sh.vocab.v != nil {
+		t.Fatal("a search without typos read the whole vocabulary")
+	}
+	res = search(t, e, "ledgre")
+	if len(res.Corrections) == 0 || len(res.Hits) == 0 {
+		t.Fatalf("a typo was not corrected: corrections %v, %d hits", res.Corrections, len(res.Hits))
+	}
+	if sh.vocab.v == nil {
+		t.Fatal("correcting a typo did not read the vocabulary")
+	}
+}

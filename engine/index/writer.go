@@ -38,8 +38,10 @@ type Writer struct {
 	tx    *sql.Tx
 	vocab map[string]int      // df deltas, flushed on Commit
 	seen  map[string]struct{} // scratch: distinct terms of one document
+	docs  int                 // documents added less removed, flushed on Commit
+	drops bool                // some df went down: terms may have reached 0
 
-	insMsg, insPart, insDoc, insFTS *sql.Stmt
+	insMsg, insPart, insDoc, insFTS, insTouch, insSession *sql.Stmt
 }
 
 // BeginWrite starts a write transaction.
@@ -65,6 +67,11 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 	w.insDoc = prep(`INSERT INTO docs(part_rid, session_id, root_id, message_id, part_id, msg_ord, kind, role, tool, synthetic, time, directory, text)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	w.insFTS = prep(`INSERT INTO docs_fts(rowid, body) VALUES (?, ?)`)
+	w.insTouch = prep(`INSERT INTO file_touches(path, session_id, root_id, time) VALUES (?,?,?,?)
+		ON CONFLICT(path, session_id) DO UPDATE SET time = max(time, excluded.time)`)
+	w.insSession = prep(`INSERT INTO sessions(id, root_id, parent_id, project_id, directory, title, slug, agent, version, era,
+		created, updated, archived, messages, turns, tool_calls, first_prompt, stamp, indexed_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("prepare index write: %w", err)
@@ -93,14 +100,42 @@ func (w *Writer) Commit(ctx context.Context) error {
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
 		}
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM vocab WHERE df <= 0`); err != nil {
-			w.tx.Rollback()
-			return fmt.Errorf("update vocabulary: %w", err)
+		// Only a delete lowers a count: scanning the whole vocabulary on
+		// every commit of a cold sync made it grow faster than the history.
+		if w.drops {
+			if _, err := w.tx.ExecContext(ctx, `DELETE FROM vocab WHERE df <= 0`); err != nil {
+				w.tx.Rollback()
+				return fmt.Errorf("update vocabulary: %w", err)
+			}
 		}
+	}
+	if err := w.flushDocCount(ctx); err != nil {
+		w.tx.Rollback()
+		return err
 	}
 	if err := w.tx.Commit(); err != nil {
 		return fmt.Errorf("commit index write: %w", err)
 	}
+	return nil
+}
+
+// flushDocCount keeps meta's doc_count (DocCount) in step with the docs
+// written in this transaction. An index written before the count was kept
+// counts its docs once, here, inside the transaction that changes them.
+func (w *Writer) flushDocCount(ctx context.Context) error {
+	if w.docs == 0 {
+		return nil
+	}
+	res, err := w.tx.ExecContext(ctx, `UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = 'doc_count'`, w.docs)
+	if err != nil {
+		return fmt.Errorf("update document count: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO meta(key, value) SELECT 'doc_count', CAST(count(*) AS TEXT) FROM docs`); err != nil {
+			return fmt.Errorf("update document count: %w", err)
+		}
+	}
+	w.docs = 0
 	return nil
 }
 
@@ -141,6 +176,7 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	w.docs -= len(rids)
 	for _, rid := range rids {
 		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, rid); err != nil {
 			return fmt.Errorf("delete session %s: %w", id, err)
@@ -169,6 +205,9 @@ func (w *Writer) countTerms(text string, delta int) {
 			w.vocab[t.Text] += delta
 		}
 	})
+	if delta < 0 {
+		w.drops = true
+	}
 }
 
 // body renders a document's FTS token stream and counts its distinct terms
@@ -197,6 +236,7 @@ func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, ro
 	if _, err := w.insFTS.ExecContext(ctx, rid, w.body(w.ix.IndexedText(text))); err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
+	w.docs++
 	return nil
 }
 
@@ -252,8 +292,7 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 			}
 		}
 		for _, path := range p.Paths {
-			if _, err := w.tx.ExecContext(ctx, `INSERT INTO file_touches(path, session_id, root_id, time) VALUES (?,?,?,?)
-				ON CONFLICT(path, session_id) DO UPDATE SET time = max(time, excluded.time)`, path, s.ID, root, t); err != nil {
+			if _, err := w.insTouch.ExecContext(ctx, path, s.ID, root, t); err != nil {
 				return fmt.Errorf("index file path: %w", err)
 			}
 		}
@@ -280,10 +319,7 @@ func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionM
 	if c.LastTime > updated {
 		updated = c.LastTime
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions(id, root_id, parent_id, project_id, directory, title, slug, agent, version, era,
-		created, updated, archived, messages, turns, tool_calls, first_prompt, stamp, indexed_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		s.ID, meta.RootID, s.ParentID, s.ProjectID, s.Directory, s.Title, s.Slug, s.Agent, s.Version, s.Era,
+	if _, err := w.insSession.ExecContext(ctx, s.ID, meta.RootID, s.ParentID, s.ProjectID, s.Directory, s.Title, s.Slug, s.Agent, s.Version, s.Era,
 		s.Created, updated, s.Archived, c.Messages, c.Turns, c.ToolCalls, c.FirstPrompt, meta.Stamp, meta.Now); err != nil {
 		return fmt.Errorf("index session %s: %w", s.ID, err)
 	}
