@@ -411,7 +411,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		res.Deleted++
 	}
 	now := time.Now().UnixMilli()
-	rd := startReader(ctx, src, todo)
+	rd := startReader(ctx, src, sh.ix.NewPreparer(), todo)
 	defer rd.stop()
 	for i, s := range todo {
 		if err := ctx.Err(); err != nil {
@@ -479,19 +479,19 @@ func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, 
 		if it.m == nil {
 			break // the session's end
 		}
-		if err := w.PutMessage(ctx, s, root, ord, it.m, &counts); err != nil {
+		if err := w.PutPrepared(ctx, s, root, ord, it.m, &counts); err != nil {
 			return 0, err
 		}
 		ord++
-		parts += len(it.m.Parts)
+		parts += it.m.Parts()
 	}
 	return parts, w.PutSession(ctx, s, index.SessionMeta{RootID: root, Stamp: stamp, Now: now}, counts)
 }
 
 // reader reads the sessions a sync writes on a goroutine of its own, so
-// reading the history and decoding its JSON (two fifths of a cold sync's
-// CPU) run beside the index writes instead of before each. It hands over
-// whole messages in order, each session's followed by an end item (m
+// reading the history, decoding its JSON, redacting and tokenizing (half
+// of a cold sync's CPU) run beside the index writes instead of before
+// each. It hands over whole prepared messages in order, each session's followed by an end item (m
 // nil), and never holds more than readAheadBytes of text read ahead (one
 // message may exceed it on its own, as it always could).
 type reader struct {
@@ -507,7 +507,7 @@ type reader struct {
 
 type readItem struct {
 	s   *model.Session
-	m   *model.Message // nil: the session's end (or its error)
+	m   *index.PreparedMessage // nil: the session's end (or its error)
 	err error
 	n   int // bytes of text in m
 }
@@ -517,7 +517,7 @@ type readItem struct {
 // small beside the 150 MB a cold sync may use.
 const readAheadBytes = 8 << 20
 
-func startReader(ctx context.Context, src source.Source, todo []*model.Session) *reader {
+func startReader(ctx context.Context, src source.Source, prep *index.Preparer, todo []*model.Session) *reader {
 	rctx, cancel := context.WithCancel(ctx)
 	r := &reader{items: make(chan readItem, 256), cancel: cancel, done: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
@@ -544,7 +544,7 @@ func startReader(ctx context.Context, src source.Source, todo []*model.Session) 
 		}
 		for _, s := range todo {
 			err := src.Messages(rctx, *s, func(m *model.Message) error {
-				if !send(readItem{s: s, m: m, n: textBytes(m)}) {
+				if !send(readItem{s: s, m: prep.Prepare(m), n: textBytes(m)}) {
 					return context.Canceled
 				}
 				return nil

@@ -38,6 +38,7 @@ type Writer struct {
 	tx    *sql.Tx
 	vocab map[string]int      // df deltas, flushed on Commit
 	seen  map[string]struct{} // scratch: distinct terms of one document
+	prep  *Preparer           // for what the writer prepares itself
 	docs  int                 // documents added less removed, flushed on Commit
 	drops bool                // some df went down: terms may have reached 0
 
@@ -50,7 +51,7 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin index write: %w", err)
 	}
-	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}}
+	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}, prep: ix.NewPreparer()}
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
@@ -210,34 +211,98 @@ func (w *Writer) countTerms(text string, delta int) {
 	}
 }
 
-// body renders a document's FTS token stream and counts its distinct terms
-// into the vocabulary, in one pass over the text.
-func (w *Writer) body(text string) string {
-	var b strings.Builder
-	b.Grow(len(text) + len(text)/4)
-	clear(w.seen)
-	tokens.Each(text, func(t tokens.Token) {
-		b.WriteString(t.Text)
-		b.WriteByte(' ')
-		if _, ok := w.seen[t.Text]; !ok {
-			w.seen[t.Text] = struct{}{}
-			w.vocab[t.Text]++
-		}
-	})
-	return b.String()
-}
-
-func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText, text string) error {
+func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText string, d preparedDoc) error {
 	res, err := w.insDoc.ExecContext(ctx, partRID, s.ID, root, msgID, partID, msgOrd, string(kind), role, tool, b2i(synthetic), t, s.Directory, storeText)
 	if err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
 	rid, _ := res.LastInsertId()
-	if _, err := w.insFTS.ExecContext(ctx, rid, w.body(w.ix.IndexedText(text))); err != nil {
+	if _, err := w.insFTS.ExecContext(ctx, rid, d.body); err != nil {
 		return fmt.Errorf("index document: %w", err)
+	}
+	for _, term := range d.terms {
+		w.vocab[term]++
 	}
 	w.docs++
 	return nil
+}
+
+// PreparedMessage is a message made ready for Writer.PutPrepared: its
+// parts bounded (secrets kept whole), their documents redacted and
+// tokenized, each document's distinct terms listed. Preparing touches no
+// transaction, so a sync prepares on its reader goroutine while the
+// writer inserts: redaction and tokenizing were a third of the writer's
+// CPU in a cold sync.
+type PreparedMessage struct {
+	M     *model.Message // its Parts are the prepared ones' sources; not read again
+	parts []preparedPart
+}
+
+// Parts is how many parts the message has.
+func (pm *PreparedMessage) Parts() int { return len(pm.parts) }
+
+type preparedPart struct {
+	sp   storedPart
+	docs []preparedDoc
+}
+
+type preparedDoc struct {
+	kind  model.Kind
+	body  string   // the FTS token stream
+	terms []string // its distinct terms, for the vocabulary
+}
+
+// Preparer prepares messages for the index; each goroutine needs its own
+// (it keeps scratch space).
+type Preparer struct {
+	ix   *Index
+	seen map[string]struct{}
+}
+
+// NewPreparer is a Preparer for this index's bounds and redactor.
+func (ix *Index) NewPreparer() *Preparer {
+	return &Preparer{ix: ix, seen: map[string]struct{}{}}
+}
+
+// Prepare bounds, redacts and tokenizes a message's parts. An assistant
+// summary's text parts become summary parts (in m too).
+func (pr *Preparer) Prepare(m *model.Message) *PreparedMessage {
+	pm := &PreparedMessage{M: m, parts: make([]preparedPart, len(m.Parts))}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if m.Summary && p.Kind == model.KindText {
+			p.Kind = model.KindSummary
+		}
+		pp := &pm.parts[i]
+		pp.sp = storedPart{Part: *p, TextLen: len(p.Text), OutputLen: len(p.OutputOrErrorRaw())}
+		pp.sp.Text = pr.ix.bound(p.Text, TextHead, TextTail)
+		pp.sp.Output = pr.ix.bound(p.Output, OutputHead, OutputTail)
+		pp.sp.Error = pr.ix.bound(p.Error, OutputHead, OutputTail)
+		pp.sp.Input = pr.ix.bound(p.Input, TextHead, TextTail)
+		for _, d := range partDocs(&pp.sp) {
+			pp.docs = append(pp.docs, pr.doc(d.kind, d.text))
+		}
+	}
+	return pm
+}
+
+// doc renders a document's FTS token stream from its redacted text and
+// lists its distinct terms, in one pass over the text.
+func (pr *Preparer) doc(kind model.Kind, text string) preparedDoc {
+	text = pr.ix.IndexedText(text)
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/4)
+	clear(pr.seen)
+	var terms []string
+	tokens.Each(text, func(t tokens.Token) {
+		b.WriteString(t.Text)
+		b.WriteByte(' ')
+		if _, ok := pr.seen[t.Text]; !ok {
+			pr.seen[t.Text] = struct{}{}
+			terms = append(terms, t.Text)
+		}
+	})
+	return preparedDoc{kind: kind, body: b.String(), terms: terms}
 }
 
 // SessionCounts accumulates a session's listing counts while its messages
@@ -250,6 +315,12 @@ type SessionCounts struct {
 
 // PutMessage writes one message, its parts and their documents.
 func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, ord int, m *model.Message, c *SessionCounts) error {
+	return w.PutPrepared(ctx, s, root, ord, w.prep.Prepare(m), c)
+}
+
+// PutPrepared writes one prepared message, its parts and their documents.
+func (w *Writer) PutPrepared(ctx context.Context, s *model.Session, root string, ord int, pm *PreparedMessage, c *SessionCounts) error {
+	m := pm.M
 	if _, err := w.insMsg.ExecContext(ctx, m.ID, s.ID, ord, m.Role, m.Created, m.Completed, m.Agent, m.Model,
 		m.Finish, m.Error, b2i(m.Summary), m.ParentID); err != nil {
 		return fmt.Errorf("index message %s: %w", m.ID, err)
@@ -259,16 +330,9 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		c.LastTime = m.Created
 	}
 	userTurn := false
-	for i := range m.Parts {
-		p := &m.Parts[i]
-		if m.Summary && p.Kind == model.KindText {
-			p.Kind = model.KindSummary
-		}
-		sp := storedPart{Part: *p, TextLen: len(p.Text), OutputLen: len(p.OutputOrErrorRaw())}
-		sp.Text = w.ix.bound(p.Text, TextHead, TextTail)
-		sp.Output = w.ix.bound(p.Output, OutputHead, OutputTail)
-		sp.Error = w.ix.bound(p.Error, OutputHead, OutputTail)
-		sp.Input = w.ix.bound(p.Input, TextHead, TextTail)
+	for i := range pm.parts {
+		pp := &pm.parts[i]
+		sp, p := &pp.sp, &pp.sp.Part
 		var exit any
 		if p.ExitCode != nil {
 			exit = *p.ExitCode
@@ -284,10 +348,10 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		if t == 0 {
 			t = m.Created
 		}
-		for _, d := range partDocs(&sp) {
+		for _, d := range pp.docs {
 			// Part-backed documents store no text of their own: snippets
 			// are cut from the part row.
-			if err := w.addDoc(ctx, rid, s, root, m.ID, p.ID, ord, d.kind, m.Role, p.Tool, p.Synthetic, t, "", d.text); err != nil {
+			if err := w.addDoc(ctx, rid, s, root, m.ID, p.ID, ord, d.kind, m.Role, p.Tool, p.Synthetic, t, "", d); err != nil {
 				return err
 			}
 		}
@@ -302,7 +366,9 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		if m.Role == "user" && p.Kind == model.KindText && !p.Synthetic {
 			userTurn = true
 			if c.FirstPrompt == "" {
-				c.FirstPrompt = w.ix.bound(p.Text, FirstPromptBytes, 0)
+				// Bounded from the part's text as the history has it (the
+				// prepared copy may be cut already).
+				c.FirstPrompt = w.ix.bound(m.Parts[i].Text, FirstPromptBytes, 0)
 			}
 		}
 	}
@@ -324,7 +390,7 @@ func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionM
 		return fmt.Errorf("index session %s: %w", s.ID, err)
 	}
 	if strings.TrimSpace(s.Title) != "" {
-		return w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, s.Title)
+		return w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, w.prep.doc(model.KindTitle, s.Title))
 	}
 	return nil
 }
