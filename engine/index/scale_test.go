@@ -116,3 +116,23 @@ func TestOpenStartsDocCount(t *testing.T) {
 		t.Fatalf("doc_count after open = %q, %v; the index has %d docs", v, err, want)
 	}
 }
+
+// ReleaseMemory closes the idle connections (their page caches); the index
+// still answers afterwards.
+func TestReleaseMemoryClosesIdleConnections(t *testing.T) {
+	ctx := context.Background()
+	ix := testIndex(t)
+	if _, err := ix.DocCount(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ix.db.Stats().Idle == 0 {
+		t.Fatal("no idle connection to release after a query")
+	}
+	ix.ReleaseMemory()
+	if n := ix.db.Stats().Idle; n != 0 {
+		t.Fatalf("%d idle connections after ReleaseMemory", n)
+	}
+	if n, err := ix.DocCount(ctx); err != nil || n == 0 {
+		t.Fatalf("after ReleaseMemory: DocCount = %d, %v", n, err)
+	}
+}
