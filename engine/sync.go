@@ -501,9 +501,10 @@ func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, 
 // reader reads the sessions a sync writes on a goroutine of its own, so
 // reading the history, decoding its JSON, redacting and tokenizing (half
 // of a cold sync's CPU) run beside the index writes instead of before
-// each. It hands over whole prepared messages in order, each session's followed by an end item (m
-// nil), and never holds more than readAheadBytes of text read ahead (one
-// message may exceed it on its own, as it always could).
+// each. It hands over whole prepared messages in order, each session's
+// followed by an end item (m nil), and never holds more than
+// readAheadBytes of text read ahead (one message may exceed it on its
+// own, as it always could).
 type reader struct {
 	items  chan readItem
 	cancel context.CancelFunc
