@@ -71,9 +71,11 @@ vsix:
 eval:
 	$(GO) test -count=1 -run TestPublicEval -v ./engine/eval/ -args -eval.v
 
-# Speed and memory on a large cloned corpus (not part of CI).
+# Speed and memory on a large cloned corpus (not part of CI). SCALE=1: the
+# growth table over ~2k, ~8k and ~30k-session histories (SCALE=big adds
+# ~150k), written into docs/benchmarks.md.
 bench:
-	bash .ci/bench.sh
+	SCALE=$(SCALE) bash .ci/bench.sh
 
 # Each fuzz target for FUZZTIME (go test runs their seed corpora in CI).
 fuzz:

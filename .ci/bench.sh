@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
+# make bench SCALE=1 (or SCALE=big): the growth table over several history
+# sizes instead (.ci/bench-scale.py).
+if [ -n "${SCALE:-}" ]; then
+  exec python3 .ci/bench-scale.py
+fi
 CORPUS=$REPO/testdata/corpus
 COPIES=${BENCH_COPIES:-7000}          # ~200k parts from the 37-session public corpus
 WORK=${BENCH_DIR:-/tmp/recall-bench}

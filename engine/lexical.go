@@ -41,16 +41,20 @@ type shardLex struct {
 
 // lexTerms looks the query's terms up in the shard's vocabulary: document
 // frequencies, typo corrections, and the prefix frequencies the match
-// budget weighs.
+// budget weighs. Frequencies are point lookups; the whole vocabulary is
+// read only for a term that matches nothing (a typo), so a CLI search
+// pays nothing in proportion to the index for a query without typos.
 func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, error) {
-	vocab, err := sh.vocabulary(ctx)
+	docs, err := sh.ix.DocCount(ctx)
 	if err != nil {
 		return nil, err
 	}
-	lx := &shardLex{sh: sh, docs: vocab.docs, alts: index.Alternatives{}, terms: make([]shardTerm, len(used))}
+	lx := &shardLex{sh: sh, docs: docs, alts: index.Alternatives{}, terms: make([]shardTerm, len(used))}
 	for j, t := range used {
 		st := &lx.terms[j]
-		st.df = vocab.v.DF(t.Key())
+		if st.df, err = sh.ix.DF(ctx, t.Key()); err != nil {
+			return nil, err
+		}
 		if st.df == 0 && len(t.Tokens) == 1 {
 			// Not a typo when the index matches it through a stem.
 			if ok, err := sh.ix.Matches(ctx, t.Key()); err != nil {
@@ -59,7 +63,11 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 				st.df = 1
 			}
 		}
-		if st.df == 0 && len(t.Tokens) == 1 {
+		if st.df == 0 && len(t.Tokens) == 1 && rank.MayCorrect(t.Key()) {
+			vocab, err := sh.vocabulary(ctx)
+			if err != nil {
+				return nil, err
+			}
 			if corr := vocab.v.Corrections(t.Key()); len(corr) > 0 {
 				lx.alts[t.Key()] = corr
 				st.corr = corr
@@ -77,6 +85,10 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 			// A typo inside an identifier (`ErrEmialTaken`, `AStar.FindPth`):
 			// its segments are corrected one by one, and the result counts
 			// only as an identifier the index holds.
+			vocab, err := sh.vocabulary(ctx)
+			if err != nil {
+				return nil, err
+			}
 			if g := compoundCorrection(vocab.v, t); g != "" {
 				lx.alts[t.Key()] = []string{g}
 				st.corr = []string{g}
@@ -395,12 +407,12 @@ func eachShard(shs []*shard, fn func(i int, sh *shard) error) error {
 	return nil
 }
 
-// vocabCache holds the vocabulary between searches of one process; a sync
-// (here or, seen through synced_at, in another process) invalidates it.
+// vocabCache holds the whole vocabulary between searches of one process
+// (typo corrections scan it); a sync (here or, seen through synced_at, in
+// another process) invalidates it.
 type vocabCache struct {
 	mu       sync.Mutex
 	v        *rank.Vocab
-	docs     int
 	syncedAt string
 }
 
@@ -419,16 +431,12 @@ func (sh *shard) vocabulary(ctx context.Context) (*vocabCache, error) {
 	defer c.mu.Unlock()
 	synced, _ := sh.ix.Meta(ctx, "synced_at")
 	if c.v != nil && c.syncedAt == synced {
-		return &vocabCache{v: c.v, docs: c.docs, syncedAt: c.syncedAt}, nil
+		return &vocabCache{v: c.v, syncedAt: c.syncedAt}, nil
 	}
 	terms, df, err := sh.ix.Vocabulary(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, err := sh.ix.DocCount(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.v, c.docs, c.syncedAt = rank.NewVocab(terms, df), n, synced
-	return &vocabCache{v: c.v, docs: c.docs, syncedAt: c.syncedAt}, nil
+	c.v, c.syncedAt = rank.NewVocab(terms, df), synced
+	return &vocabCache{v: c.v, syncedAt: c.syncedAt}, nil
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -242,5 +245,62 @@ func TestExcludeAndForget(t *testing.T) {
 	}
 	if len(list.Sessions) == 0 {
 		t.Fatal("everything excluded")
+	}
+}
+
+// A search pays nothing in proportion to the index for a query without
+// typos: term frequencies are point lookups, and the whole vocabulary
+// (which typo corrections scan) is read only for a term that matches
+// nothing. A typo is still corrected.
+func TestSearchReadsVocabularyOnlyForTypos(t *testing.T) {
+	e := openFixture(t, "v1")
+	sh := e.shards[0]
+	res := search(t, e, "invoice ledger totals")
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits for words the fixture holds")
+	}
+	if sh.vocab.v != nil {
+		t.Fatal("a search without typos read the whole vocabulary")
+	}
+	res = search(t, e, "ledgre")
+	if len(res.Corrections) == 0 || len(res.Hits) == 0 {
+		t.Fatalf("a typo was not corrected: corrections %v, %d hits", res.Corrections, len(res.Hits))
+	}
+	if sh.vocab.v == nil {
+		t.Fatal("correcting a typo did not read the vocabulary")
+	}
+}
+
+// A sync cancelled while the reader goroutine is ahead of the writer stops
+// both: it returns the context's error, leaves no goroutine behind, and the
+// next sync completes the index.
+func TestCancelledSyncStopsTheReader(t *testing.T) {
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "index.db")
+	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = e.Sync(ctx, SyncOptions{Progress: func(p SyncProgress) {
+		if p.Done == 1 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled sync: err = %v, want context.Canceled", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after the cancelled sync, %d before: the reader did not stop", n, before)
+	}
+	res, err := e.Sync(context.Background(), SyncOptions{})
+	if err != nil || res.Added == 0 {
+		t.Fatalf("sync after the cancelled one: %+v, %v", res, err)
 	}
 }

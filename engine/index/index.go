@@ -246,6 +246,15 @@ func cannotOpen(err error) bool {
 	return c == 14 || c == sqliteReadOnly || strings.Contains(err.Error(), "unable to open")
 }
 
+// ReleaseMemory closes the connections no query is using, and with them
+// their page caches (up to cache_size each): after a large write a process
+// that goes on to sync another history need not hold this one's. The next
+// query opens a connection again (about a millisecond).
+func (ix *Index) ReleaseMemory() {
+	ix.db.SetMaxIdleConns(0)
+	ix.db.SetMaxIdleConns(2) // database/sql's default
+}
+
 // ReadOnly reports an index opened read-only (it is on read-only storage):
 // it answers queries; every write fails.
 func (ix *Index) ReadOnly() bool { return ix.readOnly }
@@ -287,6 +296,9 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 	version, err := ix.schemaVersion(ctx)
 	switch {
 	case err == nil && version == SchemaVersion:
+		if err := ix.keepDocCount(ctx); err != nil {
+			return err
+		}
 		return ix.adopt(ctx, id)
 	case err != nil && !errors.Is(err, errNoSchema):
 		return err
@@ -400,6 +412,26 @@ func (ix *Index) readError(err error) error {
 		return corrupt(ix.path, err)
 	}
 	return fmt.Errorf("read index %s: %w", ix.path, err)
+}
+
+// keepDocCount starts meta's doc_count (DocCount) in an index written
+// before writes kept it, once: without it every search counts the docs
+// table. One INSERT ... SELECT is atomic, so a sync writing at the same
+// time cannot make it wrong; when the index is busy the next open tries
+// again, and DocCount counts meanwhile.
+func (ix *Index) keepDocCount(ctx context.Context) error {
+	if ix.readOnly {
+		return nil
+	}
+	var v string
+	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'doc_count'`).Scan(&v)
+	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+		return nil // kept, or DocCount will say what is wrong
+	}
+	if _, err := ix.db.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) SELECT 'doc_count', CAST(count(*) AS TEXT) FROM docs`); err != nil && isCorruption(err) {
+		return corrupt(ix.path, err)
+	}
+	return nil
 }
 
 // adopt stamps a pre-mark index with the application_id, and checkpoints

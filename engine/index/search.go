@@ -268,11 +268,37 @@ func (ix *Index) Vocabulary(ctx context.Context) (terms []string, df []int, err 
 	return terms, df, rows.Err()
 }
 
-// DocCount is the number of search documents.
+// DF is how many documents hold term (0 when none does): one lookup of
+// the vocabulary's key, where reading the whole vocabulary to answer it
+// cost a CLI search time in proportion to the index.
+func (ix *Index) DF(ctx context.Context, term string) (int, error) {
+	var n int
+	err := ix.db.QueryRowContext(ctx, `SELECT df FROM vocab WHERE term = ?`, term).Scan(&n)
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, ix.readError(err)
+	}
+	return n, nil
+}
+
+// DocCount is the number of search documents: the count each write keeps
+// in meta (doc_count), else (an index written before it was kept) a count
+// of the docs table, which walks it.
 func (ix *Index) DocCount(ctx context.Context) (int, error) {
 	var n int
-	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n)
-	return n, err
+	err := ix.db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'`).Scan(&n)
+	if err == nil {
+		return n, nil
+	}
+	if err != sql.ErrNoRows {
+		return 0, ix.readError(err)
+	}
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n); err != nil {
+		return 0, ix.readError(err)
+	}
+	return n, nil
 }
 
 // Matches reports whether any document matches the token as FTS5 sees it

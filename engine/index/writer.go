@@ -38,8 +38,11 @@ type Writer struct {
 	tx    *sql.Tx
 	vocab map[string]int      // df deltas, flushed on Commit
 	seen  map[string]struct{} // scratch: distinct terms of one document
+	prep  *Preparer           // for what the writer prepares itself
+	docs  int                 // documents added less removed, flushed on Commit
+	drops bool                // some df went down: terms may have reached 0
 
-	insMsg, insPart, insDoc, insFTS *sql.Stmt
+	insMsg, insPart, insDoc, insFTS, insTouch, insSession *sql.Stmt
 }
 
 // BeginWrite starts a write transaction.
@@ -48,7 +51,7 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin index write: %w", err)
 	}
-	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}}
+	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}, prep: ix.NewPreparer()}
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
@@ -65,6 +68,11 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 	w.insDoc = prep(`INSERT INTO docs(part_rid, session_id, root_id, message_id, part_id, msg_ord, kind, role, tool, synthetic, time, directory, text)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	w.insFTS = prep(`INSERT INTO docs_fts(rowid, body) VALUES (?, ?)`)
+	w.insTouch = prep(`INSERT INTO file_touches(path, session_id, root_id, time) VALUES (?,?,?,?)
+		ON CONFLICT(path, session_id) DO UPDATE SET time = max(time, excluded.time)`)
+	w.insSession = prep(`INSERT INTO sessions(id, root_id, parent_id, project_id, directory, title, slug, agent, version, era,
+		created, updated, archived, messages, turns, tool_calls, first_prompt, stamp, indexed_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("prepare index write: %w", err)
@@ -93,14 +101,42 @@ func (w *Writer) Commit(ctx context.Context) error {
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
 		}
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM vocab WHERE df <= 0`); err != nil {
-			w.tx.Rollback()
-			return fmt.Errorf("update vocabulary: %w", err)
+		// Only a delete lowers a count: scanning the whole vocabulary on
+		// every commit of a cold sync made it grow faster than the history.
+		if w.drops {
+			if _, err := w.tx.ExecContext(ctx, `DELETE FROM vocab WHERE df <= 0`); err != nil {
+				w.tx.Rollback()
+				return fmt.Errorf("update vocabulary: %w", err)
+			}
 		}
+	}
+	if err := w.flushDocCount(ctx); err != nil {
+		w.tx.Rollback()
+		return err
 	}
 	if err := w.tx.Commit(); err != nil {
 		return fmt.Errorf("commit index write: %w", err)
 	}
+	return nil
+}
+
+// flushDocCount keeps meta's doc_count (DocCount) in step with the docs
+// written in this transaction. An index written before the count was kept
+// counts its docs once, here, inside the transaction that changes them.
+func (w *Writer) flushDocCount(ctx context.Context) error {
+	if w.docs == 0 {
+		return nil
+	}
+	res, err := w.tx.ExecContext(ctx, `UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = 'doc_count'`, w.docs)
+	if err != nil {
+		return fmt.Errorf("update document count: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO meta(key, value) SELECT 'doc_count', CAST(count(*) AS TEXT) FROM docs`); err != nil {
+			return fmt.Errorf("update document count: %w", err)
+		}
+	}
+	w.docs = 0
 	return nil
 }
 
@@ -141,6 +177,7 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	w.docs -= len(rids)
 	for _, rid := range rids {
 		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, rid); err != nil {
 			return fmt.Errorf("delete session %s: %w", id, err)
@@ -169,35 +206,112 @@ func (w *Writer) countTerms(text string, delta int) {
 			w.vocab[t.Text] += delta
 		}
 	})
+	if delta < 0 {
+		w.drops = true
+	}
 }
 
-// body renders a document's FTS token stream and counts its distinct terms
-// into the vocabulary, in one pass over the text.
-func (w *Writer) body(text string) string {
-	var b strings.Builder
-	b.Grow(len(text) + len(text)/4)
-	clear(w.seen)
-	tokens.Each(text, func(t tokens.Token) {
-		b.WriteString(t.Text)
-		b.WriteByte(' ')
-		if _, ok := w.seen[t.Text]; !ok {
-			w.seen[t.Text] = struct{}{}
-			w.vocab[t.Text]++
-		}
-	})
-	return b.String()
-}
-
-func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText, text string) error {
+func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText string, d preparedDoc) error {
 	res, err := w.insDoc.ExecContext(ctx, partRID, s.ID, root, msgID, partID, msgOrd, string(kind), role, tool, b2i(synthetic), t, s.Directory, storeText)
 	if err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
 	rid, _ := res.LastInsertId()
-	if _, err := w.insFTS.ExecContext(ctx, rid, w.body(w.ix.IndexedText(text))); err != nil {
+	if _, err := w.insFTS.ExecContext(ctx, rid, d.body); err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
+	for _, term := range d.terms {
+		w.vocab[term]++
+	}
+	w.docs++
 	return nil
+}
+
+// PreparedMessage is a message made ready for Writer.PutPrepared: its
+// parts bounded (secrets kept whole), their documents redacted and
+// tokenized, each document's distinct terms listed. Preparing touches no
+// transaction, so a sync prepares on its reader goroutine while the
+// writer inserts: redaction and tokenizing were a third of the writer's
+// CPU in a cold sync.
+type PreparedMessage struct {
+	M     *model.Message // its Parts are the prepared ones' sources; not read again
+	parts []preparedPart
+	// errText and errDoc are the message's own error (message.error),
+	// bounded; errDoc is nil when it has none.
+	errText string
+	errDoc  *preparedDoc
+}
+
+// Parts is how many parts the message has.
+func (pm *PreparedMessage) Parts() int { return len(pm.parts) }
+
+type preparedPart struct {
+	sp   storedPart
+	docs []preparedDoc
+}
+
+type preparedDoc struct {
+	kind  model.Kind
+	body  string   // the FTS token stream
+	terms []string // its distinct terms, for the vocabulary
+}
+
+// Preparer prepares messages for the index; each goroutine needs its own
+// (it keeps scratch space).
+type Preparer struct {
+	ix   *Index
+	seen map[string]struct{}
+}
+
+// NewPreparer is a Preparer for this index's bounds and redactor.
+func (ix *Index) NewPreparer() *Preparer {
+	return &Preparer{ix: ix, seen: map[string]struct{}{}}
+}
+
+// Prepare bounds, redacts and tokenizes a message's parts. An assistant
+// summary's text parts become summary parts (in m too).
+func (pr *Preparer) Prepare(m *model.Message) *PreparedMessage {
+	pm := &PreparedMessage{M: m, parts: make([]preparedPart, len(m.Parts))}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if m.Summary && p.Kind == model.KindText {
+			p.Kind = model.KindSummary
+		}
+		pp := &pm.parts[i]
+		pp.sp = storedPart{Part: *p, TextLen: len(p.Text), OutputLen: len(p.OutputOrErrorRaw())}
+		pp.sp.Text = pr.ix.bound(p.Text, TextHead, TextTail)
+		pp.sp.Output = pr.ix.bound(p.Output, OutputHead, OutputTail)
+		pp.sp.Error = pr.ix.bound(p.Error, OutputHead, OutputTail)
+		pp.sp.Input = pr.ix.bound(p.Input, TextHead, TextTail)
+		for _, d := range partDocs(&pp.sp) {
+			pp.docs = append(pp.docs, pr.doc(d.kind, d.text))
+		}
+	}
+	if strings.TrimSpace(m.Error) != "" {
+		pm.errText = pr.ix.bound(m.Error, OutputHead, OutputTail)
+		d := pr.doc(model.KindOutput, pm.errText)
+		pm.errDoc = &d
+	}
+	return pm
+}
+
+// doc renders a document's FTS token stream from its redacted text and
+// lists its distinct terms, in one pass over the text.
+func (pr *Preparer) doc(kind model.Kind, text string) preparedDoc {
+	text = pr.ix.IndexedText(text)
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/4)
+	clear(pr.seen)
+	var terms []string
+	tokens.Each(text, func(t tokens.Token) {
+		b.WriteString(t.Text)
+		b.WriteByte(' ')
+		if _, ok := pr.seen[t.Text]; !ok {
+			pr.seen[t.Text] = struct{}{}
+			terms = append(terms, t.Text)
+		}
+	})
+	return preparedDoc{kind: kind, body: b.String(), terms: terms}
 }
 
 // SessionCounts accumulates a session's listing counts while its messages
@@ -210,6 +324,12 @@ type SessionCounts struct {
 
 // PutMessage writes one message, its parts and their documents.
 func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, ord int, m *model.Message, c *SessionCounts) error {
+	return w.PutPrepared(ctx, s, root, ord, w.prep.Prepare(m), c)
+}
+
+// PutPrepared writes one prepared message, its parts and their documents.
+func (w *Writer) PutPrepared(ctx context.Context, s *model.Session, root string, ord int, pm *PreparedMessage, c *SessionCounts) error {
+	m := pm.M
 	if _, err := w.insMsg.ExecContext(ctx, m.ID, s.ID, ord, m.Role, m.Created, m.Completed, m.Agent, m.Model,
 		m.Finish, m.Error, b2i(m.Summary), m.ParentID); err != nil {
 		return fmt.Errorf("index message %s: %w", m.ID, err)
@@ -219,16 +339,9 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		c.LastTime = m.Created
 	}
 	userTurn := false
-	for i := range m.Parts {
-		p := &m.Parts[i]
-		if m.Summary && p.Kind == model.KindText {
-			p.Kind = model.KindSummary
-		}
-		sp := storedPart{Part: *p, TextLen: len(p.Text), OutputLen: len(p.OutputOrErrorRaw())}
-		sp.Text = w.ix.bound(p.Text, TextHead, TextTail)
-		sp.Output = w.ix.bound(p.Output, OutputHead, OutputTail)
-		sp.Error = w.ix.bound(p.Error, OutputHead, OutputTail)
-		sp.Input = w.ix.bound(p.Input, TextHead, TextTail)
+	for i := range pm.parts {
+		pp := &pm.parts[i]
+		sp, p := &pp.sp, &pp.sp.Part
 		var exit any
 		if p.ExitCode != nil {
 			exit = *p.ExitCode
@@ -244,16 +357,15 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		if t == 0 {
 			t = m.Created
 		}
-		for _, d := range partDocs(&sp) {
+		for _, d := range pp.docs {
 			// Part-backed documents store no text of their own: snippets
 			// are cut from the part row.
-			if err := w.addDoc(ctx, rid, s, root, m.ID, p.ID, ord, d.kind, m.Role, p.Tool, p.Synthetic, t, "", d.text); err != nil {
+			if err := w.addDoc(ctx, rid, s, root, m.ID, p.ID, ord, d.kind, m.Role, p.Tool, p.Synthetic, t, "", d); err != nil {
 				return err
 			}
 		}
 		for _, path := range p.Paths {
-			if _, err := w.tx.ExecContext(ctx, `INSERT INTO file_touches(path, session_id, root_id, time) VALUES (?,?,?,?)
-				ON CONFLICT(path, session_id) DO UPDATE SET time = max(time, excluded.time)`, path, s.ID, root, t); err != nil {
+			if _, err := w.insTouch.ExecContext(ctx, path, s.ID, root, t); err != nil {
 				return fmt.Errorf("index file path: %w", err)
 			}
 		}
@@ -263,7 +375,9 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 		if m.Role == "user" && p.Kind == model.KindText && !p.Synthetic {
 			userTurn = true
 			if c.FirstPrompt == "" {
-				c.FirstPrompt = w.ix.bound(p.Text, FirstPromptBytes, 0)
+				// Bounded from the part's text as the history has it (the
+				// prepared copy may be cut already).
+				c.FirstPrompt = w.ix.bound(m.Parts[i].Text, FirstPromptBytes, 0)
 			}
 		}
 	}
@@ -272,9 +386,8 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 	}
 	// A failed model call keeps its error on the message, often with no
 	// parts at all: the only record of an `APIError` or an HTTP 400 is here.
-	if strings.TrimSpace(m.Error) != "" {
-		e := w.ix.bound(m.Error, OutputHead, OutputTail)
-		if err := w.addDoc(ctx, 0, s, root, m.ID, "", ord, model.KindOutput, m.Role, "", false, m.Created, e, e); err != nil {
+	if pm.errDoc != nil {
+		if err := w.addDoc(ctx, 0, s, root, m.ID, "", ord, model.KindOutput, m.Role, "", false, m.Created, pm.errText, *pm.errDoc); err != nil {
 			return err
 		}
 	}
@@ -288,15 +401,12 @@ func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionM
 	if c.LastTime > updated {
 		updated = c.LastTime
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions(id, root_id, parent_id, project_id, directory, title, slug, agent, version, era,
-		created, updated, archived, messages, turns, tool_calls, first_prompt, stamp, indexed_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		s.ID, meta.RootID, s.ParentID, s.ProjectID, s.Directory, s.Title, s.Slug, s.Agent, s.Version, s.Era,
+	if _, err := w.insSession.ExecContext(ctx, s.ID, meta.RootID, s.ParentID, s.ProjectID, s.Directory, s.Title, s.Slug, s.Agent, s.Version, s.Era,
 		s.Created, updated, s.Archived, c.Messages, c.Turns, c.ToolCalls, c.FirstPrompt, meta.Stamp, meta.Now); err != nil {
 		return fmt.Errorf("index session %s: %w", s.ID, err)
 	}
 	if strings.TrimSpace(s.Title) != "" {
-		return w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, s.Title)
+		return w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, w.prep.doc(model.KindTitle, s.Title))
 	}
 	return nil
 }

@@ -77,6 +77,15 @@ const maxTypedLen = 64
 // maxCorrections bounds the alternatives one misspelt term adds.
 const maxCorrections = 3
 
+// MayCorrect reports whether Corrections may propose anything for term:
+// it is long enough to have a typo budget, short enough to have been typed,
+// has no digits or connectors, and is no English word. The caller skips
+// reading the vocabulary when it may not.
+func MayCorrect(term string) bool {
+	n := utf8.RuneCountInString(term)
+	return maxEdits(n) > 0 && n <= maxTypedLen && !strings.ContainsAny(term, "_0123456789") && !IsWord(term)
+}
+
 // Corrections proposes vocabulary terms for a term that matches nothing and
 // is no English word:
 // close spellings (Damerau-Levenshtein within maxEdits, so transpositions
@@ -85,11 +94,11 @@ const maxCorrections = 3
 // into two known words ("statelock" -> "state lock", returned as a phrase).
 // The most frequent candidates at the smallest distance come first.
 func (v *Vocab) Corrections(term string) []string {
-	n := utf8.RuneCountInString(term)
-	budget := maxEdits(n)
-	if budget == 0 || n > maxTypedLen || strings.ContainsAny(term, "_0123456789") || IsWord(term) {
+	if !MayCorrect(term) {
 		return nil
 	}
+	n := utf8.RuneCountInString(term)
+	budget := maxEdits(n)
 	type cand struct {
 		term string
 		dist int
