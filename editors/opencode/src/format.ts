@@ -1,7 +1,7 @@
 // Compact text for the agent: numbered anchors it can name in history_read
 // ({hit: N}), one line of context each, the cursor last.
 
-import type { Freshness, Hit, ReadResult, SearchResult, SessionInfo, SessionsResult } from "./protocol.gen.js"
+import type { FileSessionsResult, Freshness, Hit, ReadResult, SearchResult, SessionInfo, SessionsResult, Status } from "./protocol.gen.js"
 
 /** Snippets are one line of at most this many characters: enough to judge a hit, cheap in tokens. */
 export const SnippetChars = 220
@@ -35,18 +35,21 @@ export interface SearchView {
   /** The directory the agent is working in: other directories are spelled out. */
   cwd?: string
   excluded?: boolean
+  /** The search ran in the live session ("current"). */
+  current?: boolean
+  explain?: boolean
 }
 
 export function formatSearch(res: SearchResult, view: SearchView): string {
   const hits = res.hits ?? []
   const out: string[] = []
   const what = view.query.trim() ? `"${view.query.trim()}"` : "recent activity"
-  const notes = [res.mode ? `mode ${res.mode}` : "", view.excluded ? "this session excluded" : ""].filter(Boolean)
+  const notes = [res.mode ? `mode ${res.mode}` : "", view.excluded ? "this session excluded" : "", view.current ? "this session only" : ""].filter(Boolean)
   const tail = notes.length ? ` (${notes.join("; ")})` : ""
   if (hits.length === 0) {
     out.push(
-      `No matches for ${what} in past sessions${tail}. Try other or fewer words, an error code or file name, ` +
-        `drop filters (after/before/directory/kind), or list sessions with history_sessions.`,
+      `No matches for ${what} in ${view.current ? "this session" : "past sessions"}${tail}. Try other or fewer words, an error code or file name, ` +
+        `drop filters (since/until/directory/kind), or list sessions with history_sessions.`,
     )
   } else {
     out.push(
@@ -60,6 +63,7 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
       out.push(`[${i + 1}] ${h.title || "(untitled)"} · ${shortTime(h.time)} · ${hitLabel(h)}${from}`)
       if (h.directory && h.directory !== view.cwd) out.push(`    dir: ${h.directory}`)
       out.push(`    ${oneLine(h.snippet, SnippetChars)}`)
+      if (view.explain && h.explain) out.push(`    why: ${explainLine(h)}`)
       out.push(`    cursor: ${h.cursor}`)
     })
   }
@@ -68,6 +72,17 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
   if (res.partial) out.push("note: the search stopped at its time budget; results may be incomplete")
   if (lagging(res.index)) out.push("note: the index is still catching up with the history; recent sessions may be missing, search again shortly")
   return out.join("\n")
+}
+
+/** One line of a hit's score breakdown. */
+export function explainLine(h: Hit): string {
+  const e = h.explain!
+  const parts = [`bm25 ${e.bm25.toFixed(2)}`, e.match ? `match ${e.match}` : ""]
+  if (e.matched?.length) parts.push(`terms ${e.matched.join(" ")}`)
+  if (e.vector !== undefined) parts.push(`vector ${e.vector.toFixed(2)}`)
+  if (e.lexicalRank) parts.push(`lexical #${e.lexicalRank}`)
+  if (e.semanticRank) parts.push(`semantic #${e.semanticRank}`)
+  return parts.filter(Boolean).join(", ")
 }
 
 /**
@@ -91,6 +106,8 @@ export interface SessionsView {
   cwd?: string
   /** How many sessions of the current family were left out. */
   hidden?: number
+  /** The page shown (1-based; 0 = reached by a token). */
+  page?: number
 }
 
 export function formatSessions(res: SessionsResult, sessions: SessionInfo[], view: SessionsView): string {
@@ -117,7 +134,51 @@ export function formatSessions(res: SessionsResult, sessions: SessionInfo[], vie
     if (s.firstPrompt) out.push(`    prompt: ${oneLine(s.firstPrompt, PromptChars)}`)
     out.push(`    cursor: ${s.cursor}`)
   })
-  if (res.next) out.push("", `More sessions: history_sessions with "page": "${res.next}"`)
+  if (res.next) {
+    const page = view.page ?? 1
+    out.push("", page > 0 ? `More sessions: history_sessions with the same arguments and "page": ${page + 1}` : `More sessions: history_sessions with "page": "${res.next}"`)
+  }
+  return out.join("\n")
+}
+
+function sessionLines(out: string[], sessions: SessionInfo[], cwd: string | undefined): void {
+  const several = new Set(sessions.map((s) => s.source)).size > 1
+  sessions.forEach((s, i) => {
+    out.push("")
+    const from = several && s.source ? ` · from ${s.source}` : ""
+    out.push(`[${i + 1}] ${s.title || "(untitled)"} · ${shortTime(s.updated)} · ${s.messages} msgs, ${s.toolCalls} tool calls · ${s.id}${from}`)
+    if (s.directory && s.directory !== cwd) out.push(`    dir: ${s.directory}`)
+    out.push(`    cursor: ${s.cursor}`)
+  })
+}
+
+/** history_files: the sessions that touched a file. */
+export function formatFiles(res: FileSessionsResult, sessions: SessionInfo[], view: SessionsView): string {
+  const out: string[] = []
+  const hidden = view.hidden ? " (this session left out)" : ""
+  if (sessions.length === 0) {
+    out.push(`No past session read or edited ${res.path}${hidden}. Check the path, or search for its name with history_search.`)
+    return out.join("\n")
+  }
+  const more = res.total > sessions.length + (view.hidden ?? 0) ? ` of ${res.total}` : ""
+  out.push(`${sessions.length}${more} session${sessions.length === 1 ? "" : "s"} touched ${res.path}, newest first${hidden}. Read one with history_read {"hit": N}.`)
+  sessionLines(out, sessions, view.cwd)
+  return out.join("\n")
+}
+
+/** history_status: what history is read and how fresh the index is. */
+export function formatStatus(st: Status): string {
+  const out: string[] = []
+  const sources = st.sources?.length ? st.sources : [{ name: st.source, path: "", sessions: st.sessions, parts: st.parts, freshness: st.freshness, demo: st.demo }]
+  out.push(`${st.sessions} sessions, ${st.messages} messages, ${st.parts} parts in ${sources.length} histor${sources.length === 1 ? "y" : "ies"}; index ${Math.round(st.indexBytes / 1024)} KiB, schema ${st.schemaVersion}.`)
+  for (const s of sources) {
+    const f = s.freshness
+    const fresh = f?.busy ? "syncing" : f?.stale ? `stale (synced ${shortTime(f.syncedAt) || "never"})` : `fresh (synced ${shortTime(f?.syncedAt)})`
+    const err = "error" in s && s.error ? ` · error: ${s.error}` : ""
+    out.push(`- ${s.name}${s.demo ? " (demo history)" : ""}: ${s.sessions} sessions, ${s.parts} parts, ${fresh}${s.path ? ` · ${s.path}` : ""}${err}`)
+  }
+  const sem = st.semantic
+  out.push(sem?.installed ? `semantic search: ${sem.model ?? "model"}, ${sem.embedded}/${sem.total} embedded${sem.notice ? ` (${sem.notice})` : ""}` : `semantic search: off${sem?.notice ? ` (${sem.notice})` : " (no model installed; lexical search works)"}`)
   return out.join("\n")
 }
 

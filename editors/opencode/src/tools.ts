@@ -1,12 +1,14 @@
-// The agent's tools: history_search, history_read, history_sessions. Each
-// maps its arguments onto one server request, formats the answer compactly,
-// and turns failures into errors that say what to do next.
+// The agent's tools: history_search, history_read, history_sessions,
+// history_files, history_status (and history_get). Each maps its arguments
+// onto server requests, formats the answer compactly, and turns failures
+// into errors that say what to do next.
 
 import * as path from "node:path"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin/tool"
 import { RecallError, type CallOptions } from "./client.js"
-import { formatRead, formatSearch, formatSessions, readTitle } from "./format.js"
+import { formatFiles, formatRead, formatSearch, formatSessions, formatStatus, readTitle } from "./format.js"
 import {
+  GroupValues,
   KindValues,
   ReadModeValues,
   Requests,
@@ -16,11 +18,13 @@ import {
   type RequestParams,
   type RequestResult,
   type RequestTypes,
+  type Group,
   type Role,
   type SearchMode,
   type SearchParams,
   type SessionInfo,
   type SessionsParams,
+  type SessionsResult,
 } from "./protocol.gen.js"
 
 /** What the tools need from the server (RecallServer, or a fake in tests). */
@@ -107,19 +111,33 @@ export function resolveDirectory(dir: unknown, cwd: string | undefined): string 
   return path.resolve(cwd, d)
 }
 
+/** The session the agent runs in, by name: "current" (or "this"). */
+export const CurrentSession = "current"
+
+function isCurrent(v: string | undefined): boolean {
+  return v !== undefined && /^(current|this)$/i.test(v)
+}
+
 export interface SearchArgs {
   query?: string
   limit?: number
+  session?: string
   directory?: string
-  after?: string
-  before?: string
+  since?: string
+  until?: string
   role?: Role
   kind?: string
   tool?: string
   mode?: SearchMode
+  group?: Group
+  explain?: boolean
 }
 
-/** history_search arguments -> recall/search params; the current session family is excluded. */
+/**
+ * history_search arguments -> recall/search params. Without a session the
+ * live session's family is excluded (the caller swaps in its root);
+ * "current" searches the live session itself, any other id that session.
+ */
 export function searchParams(args: SearchArgs, ctx: Pick<ToolContext, "sessionID" | "directory">): SearchParams {
   const p: SearchParams = {
     query: typeof args.query === "string" ? args.query : "",
@@ -127,37 +145,99 @@ export function searchParams(args: SearchArgs, ctx: Pick<ToolContext, "sessionID
   }
   const directory = resolveDirectory(args.directory, ctx.directory)
   if (directory) p.directory = directory
-  for (const k of ["after", "before", "kind", "tool"] as const) {
+  const since = opt(args.since)
+  if (since) p.after = since
+  const until = opt(args.until)
+  if (until) p.before = until
+  for (const k of ["kind", "tool"] as const) {
     const v = opt(args[k])
     if (v) p[k] = v
   }
-  // The tool's schema holds role and mode to their values; the server checks them again.
+  // The tool's schema holds the enums to their values; the server checks them again.
   if (args.role) p.role = args.role
   if (args.mode) p.mode = args.mode
-  if (ctx.sessionID) p.excludeSession = ctx.sessionID
+  if (args.group) p.group = args.group
+  if (args.explain === true) p.explain = true
+  const session = opt(args.session)
+  if (session) p.session = isCurrent(session) ? ctx.sessionID : session
+  else if (ctx.sessionID) p.excludeSession = ctx.sessionID
   return p
 }
 
 export interface SessionsArgs {
   filter?: string
   directory?: string
-  after?: string
-  before?: string
+  since?: string
+  until?: string
+  parent?: string
   limit?: number
-  page?: string
+  page?: number | string
 }
 
-export function sessionsParams(args: SessionsArgs, ctx: Pick<ToolContext, "directory">): SessionsParams {
+/** recall/sessions params of one history_sessions call, without the page. */
+export function sessionsParams(args: SessionsArgs, ctx: Pick<ToolContext, "directory" | "sessionID">): SessionsParams {
   const p: SessionsParams = { limit: clampLimit(args.limit, DefaultSessionsLimit, MaxSessionsLimit) }
   const directory = resolveDirectory(args.directory, ctx.directory)
   if (directory) p.directory = directory
-  for (const k of ["filter", "after", "before"] as const) {
-    const v = opt(args[k])
-    if (v) p[k] = v
-  }
-  const page = opt(args.page)
-  if (page) p.cursor = page
+  const filter = opt(args.filter)
+  if (filter) p.filter = filter
+  const since = opt(args.since)
+  if (since) p.after = since
+  const until = opt(args.until)
+  if (until) p.before = until
+  const parent = opt(args.parent)
+  if (parent) p.parent = isCurrent(parent) ? ctx.sessionID : parent
   return p
+}
+
+/** The page a model asked for: a number (2, "2") or a server token (an older answer's). */
+export function pageArg(v: unknown): { number: number } | { token: string } | undefined {
+  const n = toInt(v)
+  if (n !== undefined) return n >= 1 ? { number: n } : undefined
+  const t = opt(v)
+  return t ? { token: t } : undefined
+}
+
+/** Pages one may ask for by number: each costs one cheap server call to reach. */
+export const MaxPage = 50
+
+/**
+ * The server's next-page tokens of recent session listings, so page N of
+ * the same listing is one call when page N-1 was seen, and a walk from page
+ * 1 otherwise. Keyed by the listing (its params) and bounded.
+ */
+export class PageTokens {
+  private readonly byListing = new Map<string, string[]>()
+
+  /** tokens[n] is the cursor of page n+1 (tokens[0] = "" for page 1). */
+  get(key: string): string[] {
+    let t = this.byListing.get(key)
+    if (!t) {
+      t = [""]
+      this.byListing.set(key, t)
+      while (this.byListing.size > MemorySessions) this.byListing.delete(this.byListing.keys().next().value!)
+    }
+    return t
+  }
+}
+
+/**
+ * Fetches page `page` (1-based) of a listing, following next tokens from
+ * the last page known. Returns the page, or how many pages there are.
+ */
+export async function fetchPage(
+  fetch: (cursor: string | undefined) => Promise<SessionsResult>,
+  tokens: string[],
+  page: number,
+): Promise<{ res: SessionsResult; page: number } | { pages: number }> {
+  let n = Math.min(page, tokens.length) // the highest page whose cursor is known
+  for (;;) {
+    const res = await fetch(tokens[n - 1] || undefined)
+    if (res.next && tokens.length <= n) tokens.push(res.next)
+    if (n === page) return { res, page }
+    if (!res.next) return { pages: n }
+    n++
+  }
 }
 
 /** Leaves out the given sessions (the current one and its root), their parents and their subagents. */
@@ -173,14 +253,20 @@ export function withoutFamily(sessions: SessionInfo[], family: Array<string | un
 export interface ReadArgs {
   hit?: number
   cursor?: string
+  session?: string
   mode?: string
   limit?: number
 }
 
-
 /** history_read arguments -> recall/read params, or an error for the agent. */
 export function readParams(args: ReadArgs, sessionID: string, memory: HitMemory): ReadParams | { error: string } {
   let cursor = opt(args.cursor)
+  const session = opt(args.session)
+  if (!cursor && session) {
+    // A session by id (or the live one): its first page unless a mode says otherwise.
+    cursor = isCurrent(session) ? sessionID : session
+    args = { ...args, mode: opt(args.mode) ?? "head", hit: undefined }
+  }
   // "3" or "[3]" in cursor means hit 3: agents sometimes put the number there.
   const numeric = cursor && /^\[?\s*(\d+)\s*\]?$/.exec(cursor)
   let hit = toInt(args.hit)
@@ -190,7 +276,7 @@ export function readParams(args: ReadArgs, sessionID: string, memory: HitMemory)
   }
   if (!cursor) {
     if (hit === undefined) {
-      return { error: `pass "hit" (the number of a result of your last history_search or history_sessions) or "cursor"` }
+      return { error: `pass "hit" (the number of a result of your last history_search or history_sessions), "cursor", or "session" ("current" = this session)` }
     }
     const r = memory.resolve(sessionID, hit)
     if ("error" in r) return r
@@ -270,6 +356,8 @@ export interface ToolSettings {
   memory: HitMemory
   /** The top-level session of a session (default: the session itself). */
   rootOf?: (sessionID: string) => Promise<string>
+  /** Next-page tokens of session listings (default: a fresh store). */
+  pages?: PageTokens
 }
 
 async function run<M extends keyof RequestTypes>(
@@ -287,39 +375,49 @@ async function run<M extends keyof RequestTypes>(
 }
 
 const z = tool.schema
+/** A whole number the model may send as a number or a numeric string. */
+const int = () => z.coerce.number().int()
 
 export const Descriptions = {
   history_search:
-    "Search the user's past OpenCode sessions (prompts, answers, reasoning, tool calls and their outputs) " +
-    "for earlier decisions, errors, commands and fixes. Returns numbered hits: title, time, kind, a snippet and a cursor. " +
-    'Then call history_read {"hit": N} to read the conversation around a hit; quote what you use. ' +
-    "The current session is left out. Use exact error codes, identifiers, file names or a few distinctive words; " +
-    'an empty query lists recent activity.',
+    "Search the user's past OpenCode sessions (prompts, answers, reasoning, tool calls and outputs) for earlier " +
+    "decisions, errors, commands and fixes. Returns up to `limit` numbered hits (default 8, ~1 KB): title, time, kind, " +
+    'a one-line snippet, a cursor. Then history_read {"hit": N} for the conversation around it, or history_get {"hit": N} ' +
+    'for the whole part. The current session is left out unless session is "current" (use it to find what compaction ' +
+    "dropped from your context). Use exact error codes, identifiers, file names or a few distinctive words; empty query = recent activity.",
   history_read:
-    "Read a window of a past session as ChatML around a history_search hit: " +
-    '{"hit": N} names result N of your last history_search or history_sessions call; or pass a "cursor" ' +
-    "(from a hit, a session, or the <nav> line of an earlier read: next/prev page). " +
-    'mode: around (default), head or tail (start/end of the session), full (whole session, large). ' +
-    'If it says the cursor is stale, search again.',
+    "Read a window of a past session as ChatML (default 12 messages, long outputs cut; ~4 KB): " +
+    '{"hit": N} = result N of your last history_search/history_sessions/history_files; or a "cursor" (from a hit, ' +
+    'a session, or the <nav> line of an earlier read: next/prev page); or "session" (an id, or "current"). ' +
+    "mode: around (default), head/tail (start/end of the session), next/prev, full (large). If the cursor is stale, search again.",
   history_sessions:
-    "List past OpenCode sessions, newest first: title, time, counts, subagents, first prompt and a cursor. " +
-    'filter matches titles fuzzily. Read one with history_read {"hit": N, "mode": "head"}. ' +
-    "Use history_search to find content inside sessions.",
+    "List past OpenCode sessions, newest first (default 10 per page): title, time, counts, subagents, first prompt, cursor. " +
+    'filter matches titles fuzzily; parent lists a session\'s subagents ("current" = this one). page: 2, 3, ... for more. ' +
+    'Read one with history_read {"hit": N, "mode": "head"}. Use history_search for content inside sessions.',
+  history_files:
+    "Which past sessions read, edited or patched a file, newest first: title, time, counts, cursor. " +
+    'Read one with history_read {"hit": N}.',
+  history_status:
+    "What history Recall reads: sources, sessions, parts, index freshness, semantic search. Use when searches look empty or stale.",
 } as const
 
 export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
+  const pages = s.pages ?? new PageTokens()
   const history_search = tool({
     description: Descriptions.history_search,
     args: {
       query: z.string().describe('Words, "exact phrases", -exclusions, error codes, identifiers or paths; empty lists recent activity'),
-      limit: z.number().int().min(1).max(MaxSearchLimit).optional().describe(`Hits to return (default ${DefaultSearchLimit})`),
+      limit: int().min(1).max(MaxSearchLimit).optional().describe(`Hits to return (default ${DefaultSearchLimit})`),
+      session: z.string().optional().describe('Only this session and its subagents: a ses_ id, or "current" (this session)'),
       directory: z.string().optional().describe('Only sessions under this directory ("." = the current project)'),
-      after: z.string().optional().describe("Only after this time: 2026-11-01, 2d, 3h, yesterday"),
-      before: z.string().optional().describe("Only before this time"),
+      since: z.string().optional().describe("Only after this time: 2026-11-01, 2d, 3h, yesterday"),
+      until: z.string().optional().describe("Only before this time"),
       role: z.enum(SearchRoles).optional().describe("Only what the user wrote, or what the assistant did"),
       kind: z.string().optional().describe(`Comma list of: ${KindValues.join(", ")}`),
       tool: z.string().optional().describe("Comma list of tool names whose calls to search (bash, edit, read, ...)"),
       mode: z.enum(SearchModeValues).optional().describe("Ranking (default auto)"),
+      group: z.enum(GroupValues).optional().describe("session (default: a few hits per session) or none (every hit)"),
+      explain: z.boolean().optional().describe("Say why each hit ranked where it did"),
     },
     async execute(args, ctx) {
       const params = searchParams(args, ctx)
@@ -333,7 +431,13 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
       )
       return {
         title: `${hits.length} hit${hits.length === 1 ? "" : "s"}: ${params.query || "recent activity"}`,
-        output: formatSearch(res, { query: params.query, cwd: ctx.directory, excluded: Boolean(params.excludeSession) }),
+        output: formatSearch(res, {
+          query: params.query,
+          cwd: ctx.directory,
+          excluded: Boolean(params.excludeSession),
+          current: params.session !== undefined && params.session === ctx.sessionID,
+          explain: params.explain === true,
+        }),
         metadata: { hits: hits.length, mode: res.mode },
       }
     },
@@ -342,10 +446,11 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const history_read = tool({
     description: Descriptions.history_read,
     args: {
-      hit: z.number().int().min(1).optional().describe("Result number N of your last history_search or history_sessions"),
+      hit: int().min(1).optional().describe("Result number N of your last history_search, history_sessions or history_files"),
       cursor: z.string().optional().describe("A cursor from a hit, a session, or a <nav> line (instead of hit)"),
+      session: z.string().optional().describe('A session to read from its start: a ses_ id, or "current" (this session)'),
       mode: z.enum(ReadModeValues).optional().describe("Which window (default around the hit)"),
-      limit: z.number().int().min(1).max(500).optional().describe("Messages in the window (default 12, max 50; full: max 500)"),
+      limit: int().min(1).max(500).optional().describe("Messages in the window (default 12, max 50; full: max 500)"),
     },
     async execute(args, ctx) {
       const params = readParams(args, ctx.sessionID, s.memory)
@@ -364,28 +469,85 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     args: {
       filter: z.string().optional().describe("Fuzzy match on session titles"),
       directory: z.string().optional().describe('Only sessions under this directory ("." = the current project)'),
-      after: z.string().optional().describe("Only sessions active after this time: 2026-11-01, 2d, 3h, yesterday"),
-      before: z.string().optional().describe("Only sessions active before this time"),
-      limit: z.number().int().min(1).max(MaxSessionsLimit).optional().describe(`Sessions to list (default ${DefaultSessionsLimit})`),
-      page: z.string().optional().describe("The next-page token from a previous history_sessions"),
+      since: z.string().optional().describe("Only sessions active after this time: 2026-11-01, 2d, 3h, yesterday"),
+      until: z.string().optional().describe("Only sessions active before this time"),
+      parent: z.string().optional().describe('List the subagent sessions of this session (a ses_ id, or "current")'),
+      limit: int().min(1).max(MaxSessionsLimit).optional().describe(`Sessions per page (default ${DefaultSessionsLimit})`),
+      page: z.union([int().min(1).max(MaxPage), z.string()]).optional().describe("Page number (default 1)"),
     },
     async execute(args, ctx) {
       const params = sessionsParams(args, ctx)
-      const res = await run(s, "history_sessions", Requests.sessions, params, ctx)
+      const want = pageArg(args.page)
       const root = s.rootOf ? await s.rootOf(ctx.sessionID) : ctx.sessionID
-      const { kept, hidden } = withoutFamily(res.sessions ?? [], [ctx.sessionID, root])
+      let res: SessionsResult
+      let page = 1
+      if (want && "token" in want) {
+        res = await run(s, "history_sessions", Requests.sessions, { ...params, cursor: want.token }, ctx)
+        page = 0 // unknown: a token from an older answer
+      } else {
+        const key = JSON.stringify(params)
+        const got = await fetchPage(
+          (cursor) => run(s, "history_sessions", Requests.sessions, cursor ? { ...params, cursor } : params, ctx),
+          pages.get(key),
+          want?.number ?? 1,
+        )
+        if ("pages" in got) {
+          s.memory.remember(ctx.sessionID, "history_sessions", [])
+          throw new Error(`page ${want?.number} is past the end: there are ${got.pages} page${got.pages === 1 ? "" : "s"} of ${params.limit} sessions; use page 1-${got.pages}`)
+        }
+        res = got.res
+        page = got.page
+      }
+      // The live family stays out of a listing, unless the agent asked for its subagents.
+      const family = params.parent === ctx.sessionID || params.parent === root ? [] : [ctx.sessionID, root]
+      const { kept, hidden } = withoutFamily(res.sessions ?? [], family)
       s.memory.remember(
         ctx.sessionID,
         "history_sessions",
         kept.map((x) => ({ cursor: x.cursor, title: x.title })),
       )
       return {
-        title: `${kept.length} session${kept.length === 1 ? "" : "s"}${params.filter ? `: ${params.filter}` : ""}`,
-        output: formatSessions(res, kept, { cwd: ctx.directory, hidden }),
-        metadata: { sessions: kept.length },
+        title: `${kept.length} session${kept.length === 1 ? "" : "s"}${params.filter ? `: ${params.filter}` : ""}${page > 1 ? ` (page ${page})` : ""}`,
+        output: formatSessions(res, kept, { cwd: ctx.directory, hidden, page }),
+        metadata: { sessions: kept.length, page },
       }
     },
   })
 
-  return { history_search, history_read, history_sessions }
+  const history_files = tool({
+    description: Descriptions.history_files,
+    args: {
+      path: z.string().describe("The file: absolute, or relative to the current project"),
+      limit: int().min(1).max(MaxSessionsLimit).optional().describe(`Sessions to list (default ${DefaultSessionsLimit})`),
+    },
+    async execute(args, ctx) {
+      const file = resolveDirectory(args.path, ctx.directory)
+      if (!file) throw new Error(`pass "path": the file whose sessions to list (absolute, or relative to ${ctx.directory || "the project"})`)
+      const limit = clampLimit(args.limit, DefaultSessionsLimit, MaxSessionsLimit)
+      const res = await run(s, "history_files", Requests.files, { path: file, limit }, ctx)
+      const root = s.rootOf ? await s.rootOf(ctx.sessionID) : ctx.sessionID
+      const { kept, hidden } = withoutFamily(res.sessions ?? [], [ctx.sessionID, root])
+      s.memory.remember(
+        ctx.sessionID,
+        "history_files",
+        kept.map((x) => ({ cursor: x.cursor, title: x.title })),
+      )
+      return {
+        title: `${kept.length} session${kept.length === 1 ? "" : "s"}: ${path.basename(file)}`,
+        output: formatFiles(res, kept, { cwd: ctx.directory, hidden }),
+        metadata: { sessions: kept.length, total: res.total },
+      }
+    },
+  })
+
+  const history_status = tool({
+    description: Descriptions.history_status,
+    args: {},
+    async execute(_args, ctx) {
+      const res = await run(s, "history_status", Requests.status, {}, ctx)
+      return { title: `${res.sessions} sessions`, output: formatStatus(res), metadata: { sessions: res.sessions } }
+    },
+  })
+
+  return { history_search, history_read, history_sessions, history_files, history_status }
 }

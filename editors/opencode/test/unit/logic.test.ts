@@ -9,6 +9,7 @@ import type { Hit, SearchResult, SessionInfo } from "../../src/protocol.gen.js"
 import {
   describeFailure,
   HitMemory,
+  pageArg,
   readParams,
   searchParams,
   sessionRoots,
@@ -65,15 +66,21 @@ function session(id: string, extra: Partial<SessionInfo> = {}): SessionInfo {
 
 describe("searchParams", () => {
   it("maps the tool arguments and excludes the current session", () => {
-    const p = searchParams({ query: "ERR_QUOTA_7731", limit: 5, after: "2d", role: "user", kind: "output", tool: "bash", mode: "lexical" }, ctx)
-    assert.deepEqual(p, { query: "ERR_QUOTA_7731", limit: 5, after: "2d", role: "user", kind: "output", tool: "bash", mode: "lexical", excludeSession: "ses_current" })
+    const p = searchParams({ query: "ERR_QUOTA_7731", limit: 5, since: "2d", until: "1d", role: "user", kind: "output", tool: "bash", mode: "lexical", group: "none", explain: true }, ctx)
+    assert.deepEqual(p, { query: "ERR_QUOTA_7731", limit: 5, after: "2d", before: "1d", role: "user", kind: "output", tool: "bash", mode: "lexical", group: "none", explain: true, excludeSession: "ses_current" })
+  })
+  it('session "current" searches the live session (not excluded); another id searches that one', () => {
+    assert.deepEqual(searchParams({ query: "x", session: "current" }, ctx), { query: "x", limit: 8, session: "ses_current" })
+    assert.deepEqual(searchParams({ query: "x", session: " THIS " }, ctx), { query: "x", limit: 8, session: "ses_current" })
+    assert.deepEqual(searchParams({ query: "x", session: "ses_other" }, ctx), { query: "x", limit: 8, session: "ses_other" })
+    assert.equal(searchParams({ query: "x", session: "" }, ctx).excludeSession, "ses_current")
   })
   it("defaults and clamps the limit, coerces numeric strings, drops empty strings", () => {
     assert.equal(searchParams({ query: "x" }, ctx).limit, 8)
     assert.equal(searchParams({ query: "x", limit: 0 }, ctx).limit, 8)
     assert.equal(searchParams({ query: "x", limit: 500 }, ctx).limit, 50)
     assert.equal(searchParams({ query: "x", limit: "3" as unknown as number }, ctx).limit, 3)
-    const p = searchParams({ query: "x", after: "  ", directory: "" }, ctx)
+    const p = searchParams({ query: "x", since: "  ", directory: "" }, ctx)
     assert.equal(p.after, undefined)
     assert.equal(p.directory, undefined)
   })
@@ -88,11 +95,18 @@ describe("searchParams", () => {
 })
 
 describe("sessionsParams", () => {
-  it("maps filter, dates, limit and the page token", () => {
-    assert.deepEqual(sessionsParams({ filter: "worker", before: "2026-12-01", limit: 99, page: "rp1.x" }, ctx), {
-      filter: "worker", before: "2026-12-01", limit: 50, cursor: "rp1.x",
+  it("maps filter, dates, parent and limit", () => {
+    assert.deepEqual(sessionsParams({ filter: "worker", until: "2026-12-01", limit: 99, parent: "current" }, ctx), {
+      filter: "worker", before: "2026-12-01", limit: 50, parent: "ses_current",
     })
     assert.equal(sessionsParams({}, ctx).limit, 10)
+  })
+  it("pageArg: numbers, numeric strings, tokens", () => {
+    assert.deepEqual(pageArg(2), { number: 2 })
+    assert.deepEqual(pageArg(" 3 "), { number: 3 })
+    assert.deepEqual(pageArg("rp1.x"), { token: "rp1.x" })
+    assert.equal(pageArg(0), undefined)
+    assert.equal(pageArg(""), undefined)
   })
 })
 
@@ -112,12 +126,17 @@ describe("HitMemory and readParams", () => {
     const m = new HitMemory()
     const err = (r: unknown) => (r as { error: string }).error
     assert.match(err(readParams({ hit: 1 }, "ses_b", m)), /run history_search first/)
-    assert.match(err(readParams({}, "ses_b", m)), /pass "hit".*or "cursor"/)
+    assert.match(err(readParams({}, "ses_b", m)), /pass "hit".*"cursor", or "session"/)
     m.remember("ses_b", "history_search", [{ cursor: "c1", title: "a" }])
     assert.match(err(readParams({ hit: 4 }, "ses_b", m)), /hit 4 does not exist: your last history_search returned 1 result; use 1-1/)
     m.remember("ses_b", "history_sessions", [])
     assert.match(err(readParams({ hit: 1 }, "ses_b", m)), /last history_sessions returned nothing/)
     assert.match(err(readParams({ cursor: "c", mode: "sideways" }, "ses_b", m)), /invalid mode "sideways"/)
+  })
+  it('session "current" (or an id) reads that session from its start', () => {
+    const m = new HitMemory()
+    assert.deepEqual(readParams({ session: "current" }, "ses_a", m), { cursor: "ses_a", format: "chatml", mode: "head" })
+    assert.deepEqual(readParams({ session: "ses_b", mode: "tail", limit: 3 }, "ses_a", m), { cursor: "ses_b", format: "chatml", mode: "tail", limit: 3 })
   })
   it("memory is per session", () => {
     const m = new HitMemory()
@@ -204,7 +223,7 @@ describe("formatting", () => {
     const text = formatSessions({ sessions: [s], next: "rp1.n" }, [s], { cwd: "/d", hidden: 1 })
     assert.match(text, /^1 session, newest first \(this session left out\)\./)
     assert.match(text, /\[1\] T ses_1 · 2026-11-29 10:00Z · 3 msgs, 1 tool calls · ses_1\n    subagents: Audit \(@explore subagent\)\n    prompt: fix the worker\n    cursor: rc1.ses_1/)
-    assert.match(text, /"page": "rp1.n"/)
+    assert.match(text, /"page": 2$/)
     assert.match(formatSessions({ sessions: [] }, [], {}), /^No past sessions match/)
   })
   it("read: the window, then where the rest is", () => {
