@@ -3,7 +3,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { RecallError } from "../../src/client.js"
-import { defaultDatabase, resolveConfig } from "../../src/config.js"
+import { defaultDatabase, HookDefaults, resolveConfig } from "../../src/config.js"
 import { formatRead, formatSearch, formatSessions, lagging, oneLine, shortTime } from "../../src/format.js"
 import type { Hit, SearchResult, SessionInfo } from "../../src/protocol.gen.js"
 import {
@@ -241,11 +241,11 @@ describe("formatting", () => {
 describe("config", () => {
   it("plugin options win over the environment", () => {
     const cfg = resolveConfig({ bin: "/opt/recall", db: "/d/opencode.db", index: "/i.db", timeoutMs: 5000, logFile: "/tmp/l" }, { RECALL_BIN: "/env/recall", RECALL_DB: "/env.db" })
-    assert.deepEqual(cfg, { command: "/opt/recall", args: ["lsp", "--log-file", "/tmp/l"], initOptions: { db: "/d/opencode.db", index: "/i.db" }, timeoutMs: 5000, logFile: "/tmp/l" })
+    assert.deepEqual(cfg, { command: "/opt/recall", args: ["lsp", "--log-file", "/tmp/l"], initOptions: { db: "/d/opencode.db", index: "/i.db" }, timeoutMs: 5000, logFile: "/tmp/l", hooks: HookDefaults })
   })
   it("environment, then OpenCode's own database, never the server's demo history", () => {
     assert.deepEqual(resolveConfig(undefined, { RECALL_BIN: "/env/recall", RECALL_DB: "/env.db", RECALL_INDEX: "/ix", RECALL_TIMEOUT_MS: "900" }), {
-      command: "/env/recall", args: ["lsp"], initOptions: { db: "/env.db", index: "/ix" }, timeoutMs: 900,
+      command: "/env/recall", args: ["lsp"], initOptions: { db: "/env.db", index: "/ix" }, timeoutMs: 900, hooks: HookDefaults,
     })
     assert.equal(resolveConfig({}, { OPENCODE_DB: "/oc.db" }).initOptions.db, "/oc.db")
     const cfg = resolveConfig({}, { XDG_DATA_HOME: "/xdg" })
