@@ -13,6 +13,8 @@ export const Requests = {
   files: "recall/files",
   /** drop a session from Recall's index for good (OpenCode's own history is not touched) */
   forget: "recall/forget",
+  /** one part or message exactly as OpenCode stored it (read from the history), paged by characters */
+  get: "recall/get",
   /** a bounded window of a session around a cursor, as ChatML, markdown or JSON */
   read: "recall/read",
   /** re-read every session of the history (sync with force) (takes no params) */
@@ -35,6 +37,8 @@ export const Commands = {
   files: "recall.files",
   /** drop a session from Recall's index for good (OpenCode's own history is not touched) */
   forget: "recall.forget",
+  /** one part or message exactly as OpenCode stored it (read from the history), paged by characters */
+  get: "recall.get",
   /** a bounded window of a session around a cursor, as ChatML, markdown or JSON */
   read: "recall.read",
   /** re-read every session of the history (sync with force) (takes no params) */
@@ -76,6 +80,7 @@ export const ErrorCodes = {
 export interface RequestTypes {
   "recall/files": [FilesParams, FileSessionsResult];
   "recall/forget": [ForgetParams, ForgetResult];
+  "recall/get": [GetParams, GetResult];
   "recall/read": [ReadParams, ReadResult];
   "recall/reindex": [Record<string, never>, SyncResult];
   "recall/search": [SearchParams, SearchResult];
@@ -89,6 +94,7 @@ export interface RequestTypes {
 export interface CommandTypes {
   "recall.files": [FilesParams, FileSessionsResult];
   "recall.forget": [ForgetParams, ForgetResult];
+  "recall.get": [GetParams, GetResult];
   "recall.read": [ReadParams, ReadResult];
   "recall.reindex": [Record<string, never>, SyncResult];
   "recall.search": [SearchParams, SearchResult];
@@ -209,6 +215,40 @@ export interface Freshness {
   stale: boolean;
   lagMs: number;
   busy?: boolean;
+}
+
+/** commands.GetParams (in params). */
+export interface GetParams {
+  /** a part id (prt_…), a message id (msg_…) or a search hit's cursor */
+  id: string;
+  /** characters to skip (a previous page's nextOffset) */
+  offset?: number;
+  /** characters of the page (default 8000, about 2k tokens; max 100000) */
+  length?: number;
+  /** with an id: the source that holds it (default: the first that does) */
+  source?: string | string[];
+}
+
+/** engine.GetResult (in a result). */
+export interface GetResult {
+  source: string;
+  sessionId: string;
+  messageId: string;
+  partId?: string;
+  kind: string;
+  role: string;
+  tool?: string;
+  status?: string;
+  input?: string;
+  inputChars?: number;
+  text: string;
+  offset: number;
+  length: number;
+  originalChars: number;
+  nextOffset: number | null;
+  pruned: boolean;
+  redacted?: boolean;
+  cursor: string;
 }
 
 /** engine.Hit (in a result). */
