@@ -1,7 +1,7 @@
 // Compact text for the agent: numbered anchors it can name in history_read
 // ({hit: N}), one line of context each, the cursor last.
 
-import type { FileSessionsResult, Freshness, Hit, ReadResult, SearchResult, SessionInfo, SessionsResult, Status } from "./protocol.gen.js"
+import type { FileSessionsResult, Freshness, GetResult, Hit, ReadResult, SearchResult, SessionInfo, SessionsResult, Status } from "./protocol.gen.js"
 
 /** Snippets are one line of at most this many characters: enough to judge a hit, cheap in tokens. */
 export const SnippetChars = 220
@@ -202,3 +202,26 @@ export function readTitle(res: Pick<ReadResult, "session" | "range">): string {
   const title = res.session?.title || res.session?.id || "session"
   return r ? `${title} (${r.first}-${r.last}/${r.total})` : title
 }
+
+/**
+ * history_get: one line saying what it is and how big, the input of a tool
+ * call, then the page of text, then how to get the next page.
+ */
+export function formatGet(res: GetResult, id: string): string {
+  const what = res.partId ? `part ${res.partId}` : `message ${res.messageId}`
+  const kind = res.tool ? `${res.tool} ${res.kind === "tool" ? "call" : res.kind}` : `${res.role} ${res.kind}`
+  const end = res.offset + res.length
+  const size = res.offset === 0 && res.nextOffset === null ? `${res.originalChars} chars` : `chars ${res.offset}-${end} of ${res.originalChars}`
+  const flags = [res.status ? `status ${res.status}` : "", res.pruned ? "output pruned by OpenCode's compaction" : "", res.redacted ? "secrets redacted" : ""].filter(Boolean)
+  const out = [`${what} of ${res.sessionId} · ${kind} · ${size}${flags.length ? ` · ${flags.join(" · ")}` : ""}`]
+  if (res.input) out.push(`input: ${oneLine(res.input, InputChars)}`)
+  if (res.pruned && !res.text) out.push("(the output is gone from OpenCode's history: it was pruned when the session was compacted)")
+  else out.push(res.text)
+  if (res.nextOffset !== null && res.nextOffset !== undefined) {
+    out.push(`(more: history_get {"id": "${res.partId ?? id}", "offset": ${res.nextOffset}}; ${res.originalChars - res.nextOffset} chars left)`)
+  }
+  return out.join("\n")
+}
+
+/** A tool call's input shown by history_get: one line (commands, paths, patterns). */
+export const InputChars = 600

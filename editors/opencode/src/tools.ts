@@ -6,13 +6,14 @@
 import * as path from "node:path"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin/tool"
 import { RecallError, type CallOptions } from "./client.js"
-import { formatFiles, formatRead, formatSearch, formatSessions, formatStatus, readTitle } from "./format.js"
+import { formatFiles, formatGet, formatRead, formatSearch, formatSessions, formatStatus, readTitle } from "./format.js"
 import {
   GroupValues,
   KindValues,
   ReadModeValues,
   Requests,
   SearchModeValues,
+  type GetParams,
   type ReadMode,
   type ReadParams,
   type RequestParams,
@@ -295,6 +296,39 @@ export function readParams(args: ReadArgs, sessionID: string, memory: HitMemory)
   return p
 }
 
+export interface GetArgs {
+  hit?: number
+  id?: string
+  offset?: number
+  length?: number
+}
+
+/** Page length bounds of history_get: the server's default is ~2.5k tokens; 40,000 characters is ~12k. */
+export const MaxGetLength = 40_000
+
+/** history_get arguments -> recall/get params, or an error for the agent. */
+export function getParams(args: GetArgs, sessionID: string, memory: HitMemory): GetParams | { error: string } {
+  let id = opt(args.id)
+  const numeric = id && /^\[?\s*(\d+)\s*\]?$/.exec(id)
+  let hit = toInt(args.hit)
+  if (numeric) {
+    hit = Number.parseInt(numeric[1]!, 10)
+    id = undefined
+  }
+  if (!id) {
+    if (hit === undefined) return { error: `pass "hit" (a result number of your last history_search) or "id" (a prt_/msg_ id or a cursor)` }
+    const r = memory.resolve(sessionID, hit)
+    if ("error" in r) return r
+    id = r.cursor
+  }
+  const p: GetParams = { id }
+  const offset = toInt(args.offset)
+  if (offset !== undefined && offset > 0) p.offset = offset
+  const length = toInt(args.length)
+  if (length !== undefined && length > 0) p.length = Math.min(length, MaxGetLength)
+  return p
+}
+
 /** A failure as the agent should read it: what happened, then what to do. */
 export function describeFailure(err: unknown, toolName: string): string {
   if (!(err instanceof RecallError)) return `${toolName} failed: ${err instanceof Error ? err.message : String(err)}`
@@ -394,6 +428,10 @@ export const Descriptions = {
     "List past OpenCode sessions, newest first (default 10 per page): title, time, counts, subagents, first prompt, cursor. " +
     'filter matches titles fuzzily; parent lists a session\'s subagents ("current" = this one). page: 2, 3, ... for more. ' +
     'Read one with history_read {"hit": N, "mode": "head"}. Use history_search for content inside sessions.',
+  history_get:
+    "One part (a tool call with its whole output, a text) or one message exactly as OpenCode stored it, not cut like " +
+    'history_read: {"hit": N} of your last search, or "id" (prt_/msg_ id or cursor). Pages of 8,000 characters (~2.5k tokens); ' +
+    'the answer states the size and the next offset. Says when OpenCode pruned the output.',
   history_files:
     "Which past sessions read, edited or patched a file, newest first: title, time, counts, cursor. " +
     'Read one with history_read {"hit": N}.',
@@ -514,6 +552,26 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     },
   })
 
+  const history_get = tool({
+    description: Descriptions.history_get,
+    args: {
+      hit: int().min(1).optional().describe("Result number N of your last history_search"),
+      id: z.string().optional().describe("A part id (prt_...), message id (msg_...) or a hit's cursor (instead of hit)"),
+      offset: int().min(0).optional().describe("Characters to skip: the next offset of the previous page"),
+      length: int().min(1).max(MaxGetLength).optional().describe("Characters of the page (default 8000)"),
+    },
+    async execute(args, ctx) {
+      const params = getParams(args, ctx.sessionID, s.memory)
+      if ("error" in params) throw new Error(params.error)
+      const res = await run(s, "history_get", Requests.get, params, ctx)
+      return {
+        title: `${res.tool ? `${res.tool} ` : ""}${res.kind} ${res.offset}-${res.offset + res.length}/${res.originalChars}`,
+        output: formatGet(res, params.id),
+        metadata: { partId: res.partId ?? "", originalChars: res.originalChars, nextOffset: res.nextOffset },
+      }
+    },
+  })
+
   const history_files = tool({
     description: Descriptions.history_files,
     args: {
@@ -549,5 +607,5 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     },
   })
 
-  return { history_search, history_read, history_sessions, history_files, history_status }
+  return { history_search, history_read, history_get, history_sessions, history_files, history_status }
 }
