@@ -114,7 +114,7 @@ func (e *ParamError) Error() string {
 func IsParamError(err error) bool {
 	var pe *ParamError
 	return errors.As(err, &pe) || errors.Is(err, engine.ErrQueryTooLong) || errors.Is(err, engine.ErrUnknownSource) ||
-		errors.Is(err, engine.ErrOptions) || errors.Is(err, engine.ErrAmbiguousID)
+		errors.Is(err, engine.ErrOptions) || errors.Is(err, engine.ErrAmbiguousID) || errors.Is(err, engine.ErrBadPattern)
 }
 
 // Env is what a command runs against. Doors fill in what they have.

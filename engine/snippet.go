@@ -27,6 +27,22 @@ func snippet(text string, needles []string) (string, [][2]int) {
 			hits = append(hits, hit{i, end})
 		}
 	}
+	at := make([][2]int, len(hits))
+	for i, h := range hits {
+		at[i] = [2]int{h.start, h.end}
+	}
+	return snippetAt(text, at)
+}
+
+// snippetAt cuts the window of text that covers the most of the byte
+// ranges hits, with those in it as highlights in characters relative to
+// the snippet.
+func snippetAt(text string, at [][2]int) (string, [][2]int) {
+	type hit struct{ start, end int }
+	hits := make([]hit, len(at))
+	for i, a := range at {
+		hits[i] = hit{a[0], a[1]}
+	}
 	if len(hits) == 0 {
 		return flatten(cutRunes(text, 0, snippetChars)), nil
 	}

@@ -185,7 +185,7 @@ var (
 	// Cursors (c1:source:id.tag) differ run to run with the user's key;
 	// the placeholder kept its old spelling so goldens show only real
 	// changes.
-	cursorRE = regexp.MustCompile(`c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	cursorRE = regexp.MustCompile(`m1:[a-z0-9-]+:[a-z0-9]+:[A-Za-z0-9_~-]+:\d+\.\d+\.\d+:[0-9a-f]+\.[A-Za-z0-9_-]{8}|c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
 	tmpRE    = regexp.MustCompile(`/tmp/Test[^"\s)]*`)
 )
 

@@ -128,11 +128,23 @@ func where(f query.Filter) (string, []any) {
 		conds = append(conds, `d.session_id <> ? AND d.root_id <> ? AND d.root_id <> coalesce((SELECT root_id FROM sessions WHERE id = ?), ?)`)
 		args = append(args, x, x, x, x)
 	}
+	switch f.Author {
+	case query.AuthorHuman:
+		conds = append(conds, humanDoc)
+	case query.AuthorAgent:
+		conds = append(conds, `NOT `+humanDoc)
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " AND " + strings.Join(conds, " AND "), args
 }
+
+// humanDoc is what a person typed (query.AuthorHuman): a user-role part
+// that is not synthetic, of a kind people type, in a top-level session
+// (root_id is the session's own id only there: a subagent's user messages
+// are its parent agent's prompts).
+const humanDoc = `(d.role = 'user' AND d.synthetic = 0 AND d.root_id = d.session_id AND d.kind IN ('text','file','subtask'))`
 
 // inList renders "(?,?,…)" for n values.
 func inList(n int) string { return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")" }

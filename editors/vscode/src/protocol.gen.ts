@@ -118,6 +118,10 @@ export type RequestParams<M extends keyof RequestTypes> = RequestTypes[M][0];
 /** The result of request M. */
 export type RequestResult<M extends keyof RequestTypes> = RequestTypes[M][1];
 
+/** The values of a author param. */
+export const AuthorValues = ["human", "agent"] as const;
+export type Author = (typeof AuthorValues)[number];
+
 /** render.Format: how a window or an export is written. */
 export const FormatValues = ["chatml", "markdown", "json", "jsonl"] as const;
 export type Format = (typeof FormatValues)[number];
@@ -130,8 +134,12 @@ export type Group = (typeof GroupValues)[number];
 export const KindValues = ["text", "reasoning", "tool", "output", "patch", "subtask", "file", "title", "summary", "other"] as const;
 export type Kind = (typeof KindValues)[number];
 
-/** query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity). */
-export const ModeValues = ["auto", "lexical", "semantic", "hybrid", "recent"] as const;
+/** query.Match: ranked search, or a literal or regex scan of the history's text. */
+export const MatchValues = ["ranked", "literal", "regex"] as const;
+export type Match = (typeof MatchValues)[number];
+
+/** query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity; literal or regex for a match scan). */
+export const ModeValues = ["auto", "lexical", "semantic", "hybrid", "recent", "literal", "regex"] as const;
 export type Mode = (typeof ModeValues)[number];
 
 /** The values of a read format param. */
@@ -149,6 +157,14 @@ export type Role = (typeof RoleValues)[number];
 /** The values of a mode param. */
 export const SearchModeValues = ["auto", "lexical", "semantic", "hybrid"] as const;
 export type SearchMode = (typeof SearchModeValues)[number];
+
+/** engine.Coverage (in a result). */
+export interface Coverage {
+  sessions: number;
+  parts: number;
+  bytes: number;
+  complete: boolean;
+}
 
 /** engine.EmbedResult (in a result). */
 export interface EmbedResult {
@@ -223,7 +239,7 @@ export interface GetParams {
   id: string;
   /** characters to skip (a previous page's nextOffset) */
   offset?: number;
-  /** characters of the page (default 8000, about 2k tokens; max 100000) */
+  /** characters of the page (default 8000, about 2.5k tokens; max 100000) */
   length?: number;
   /** with an id: the source that holds it (default: the first that does) */
   source?: string | string[];
@@ -393,6 +409,16 @@ export interface SearchParams {
   explain?: boolean;
   /** only this source (repeat, or a comma list; default: every source) */
   source?: string | string[];
+  /** ranked (default), literal (case-insensitive substring) or regex (Go RE2): literal and regex scan the history's full text, newest first */
+  match?: Match;
+  /** only what a person typed (human) or what an agent wrote (agent) */
+  author?: Author;
+  /** literal/regex: resume a scan where the last one stopped (its continue field) */
+  continue?: string;
+  /** literal/regex: MiB of text to read at most (default 256) */
+  scanMB?: number;
+  /** literal/regex: milliseconds to scan at most (default 1500, max 10000) */
+  scanMs?: number;
 }
 
 /** engine.SearchResult (in a result). */
@@ -402,6 +428,9 @@ export interface SearchResult {
   notices?: string[];
   corrections?: string[];
   partial?: boolean;
+  coverage?: Coverage;
+  continue?: string;
+  suggestions?: Suggestion[];
   index: Freshness;
   tookMs: number;
 }
@@ -528,6 +557,19 @@ export interface Status {
 export interface StatusParams {
   /** only this source (repeat, or a comma list; default: every source) */
   source?: string | string[];
+}
+
+/** engine.Suggestion (in a result). */
+export interface Suggestion {
+  kind: string;
+  text: string;
+  from?: string;
+  to?: string;
+  filter?: string;
+  hits?: number;
+  match?: Match;
+  sessions?: number;
+  parts?: number;
 }
 
 /** commands.SyncParams (in params). */
