@@ -48,8 +48,12 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
   const tail = notes.length ? ` (${notes.join("; ")})` : ""
   if (hits.length === 0) {
     out.push(
-      `No matches for ${what} in ${view.current ? "this session" : "past sessions"}${tail}. Try other or fewer words, an error code or file name, ` +
-        `drop filters (since/until/directory/kind), or list sessions with history_sessions.`,
+      `No matches for ${what} in ${view.current ? "this session" : "past sessions"}${tail}` +
+        (res.coverage && !res.coverage.complete
+          ? " so far."
+          : res.suggestions?.length
+            ? "."
+            : `. Try other or fewer words, an error code or file name, drop filters (since/until/directory/kind), or list sessions with history_sessions.`),
     )
   } else {
     out.push(
@@ -67,11 +71,27 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
       out.push(`    cursor: ${h.cursor}`)
     })
   }
-  for (const n of res.notices ?? []) out.push(`note: ${n}`)
+  for (const g of res.suggestions ?? []) out.push(`try: ${suggestionLine(g)}`)
+  const cov = res.coverage
+  if (cov) {
+    const scanned = `scanned ${cov.sessions} sessions, ${cov.parts} parts, ${formatBytes(cov.bytes)}`
+    out.push(cov.complete ? `coverage: ${scanned} (all of it)` : `coverage: ${scanned}; stopped at its budget: resume with history_search {"continue": true}`)
+  }
+  // A notice that repeats the coverage line (the scan stopped, pass continue) is left out.
+  for (const n of res.notices ?? []) if (!(cov && /pass continue|--continue/.test(n))) out.push(`note: ${n}`)
   if (res.corrections?.length) out.push(`note: also searched for ${res.corrections.join(", ")}`)
   if (res.partial) out.push("note: the search stopped at its time budget; results may be incomplete")
   if (lagging(res.index)) out.push("note: the index is still catching up with the history; recent sessions may be missing, search again shortly")
   return out.join("\n")
+}
+
+/** One zero-hit suggestion as the agent reads it. */
+export function suggestionLine(g: { kind: string; text: string }): string {
+  return g.text
+}
+
+function formatBytes(n: number): string {
+  return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${Math.round(n / 1024)} KiB` : `${n} B`
 }
 
 /** One line of a hit's score breakdown. */

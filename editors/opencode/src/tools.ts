@@ -8,8 +8,10 @@ import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin
 import { RecallError, type CallOptions } from "./client.js"
 import { formatFiles, formatGet, formatRead, formatSearch, formatSessions, formatStatus, readTitle } from "./format.js"
 import {
+  AuthorValues,
   GroupValues,
   KindValues,
+  MatchValues,
   ReadModeValues,
   Requests,
   SearchModeValues,
@@ -19,7 +21,9 @@ import {
   type RequestParams,
   type RequestResult,
   type RequestTypes,
+  type Author,
   type Group,
+  type Match,
   type Role,
   type SearchMode,
   type SearchParams,
@@ -132,6 +136,11 @@ export interface SearchArgs {
   mode?: SearchMode
   group?: Group
   explain?: boolean
+  match?: Match
+  author?: Author
+  continue?: boolean | string
+  scanMB?: number
+  scanMs?: number
 }
 
 /**
@@ -159,6 +168,13 @@ export function searchParams(args: SearchArgs, ctx: Pick<ToolContext, "sessionID
   if (args.mode) p.mode = args.mode
   if (args.group) p.group = args.group
   if (args.explain === true) p.explain = true
+  if (args.match) p.match = args.match
+  if (args.author) p.author = args.author
+  const scanMB = toInt(args.scanMB)
+  if (scanMB !== undefined && scanMB > 0) p.scanMB = scanMB
+  const scanMs = toInt(args.scanMs)
+  if (scanMs !== undefined && scanMs > 0) p.scanMs = scanMs
+  if (typeof args.continue === "string" && !/^(true|last|yes)$/i.test(args.continue.trim()) && args.continue.trim()) p.continue = args.continue.trim()
   const session = opt(args.session)
   if (session) p.session = isCurrent(session) ? ctx.sessionID : session
   else if (ctx.sessionID) p.excludeSession = ctx.sessionID
@@ -238,6 +254,38 @@ export async function fetchPage(
     if (n === page) return { res, page }
     if (!res.next) return { pages: n }
     n++
+  }
+}
+
+/** continue: true (or "true"/"last"): resume this session's last stopped scan. */
+export function wantsLastScan(v: unknown): boolean {
+  return v === true || (typeof v === "string" && /^(true|last|yes)$/i.test(v.trim()))
+}
+
+/**
+ * The last literal/regex scan of each session that stopped at a budget: its
+ * params and continue cursor, so {"continue": true} resumes it without the
+ * model copying the cursor. Bounded like the hit memory.
+ */
+export class ScanMemory {
+  private readonly bySession = new Map<string, SearchParams>()
+
+  remember(sessionID: string, params: SearchParams, next: string | undefined): void {
+    this.bySession.delete(sessionID)
+    if (!next) return
+    this.bySession.set(sessionID, { ...params, continue: next })
+    while (this.bySession.size > MemorySessions) this.bySession.delete(this.bySession.keys().next().value!)
+  }
+
+  /** The params that resume the last stopped scan; budgets given now win. */
+  resume(sessionID: string, now: SearchParams): SearchParams | { error: string } {
+    const last = this.bySession.get(sessionID)
+    if (!last) return { error: `there is no stopped scan to continue in this session: continue only follows a history_search with match literal or regex that said it stopped at its budget` }
+    const p = { ...last }
+    if (now.scanMB) p.scanMB = now.scanMB
+    if (now.scanMs) p.scanMs = now.scanMs
+    if (now.limit && now.limit !== DefaultSearchLimit) p.limit = now.limit
+    return p
   }
 }
 
@@ -392,6 +440,8 @@ export interface ToolSettings {
   rootOf?: (sessionID: string) => Promise<string>
   /** Next-page tokens of session listings (default: a fresh store). */
   pages?: PageTokens
+  /** Stopped scans, for continue: true (default: a fresh store). */
+  scans?: ScanMemory
 }
 
 async function run<M extends keyof RequestTypes>(
@@ -441,6 +491,7 @@ export const Descriptions = {
 
 export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const pages = s.pages ?? new PageTokens()
+  const scans = s.scans ?? new ScanMemory()
   const history_search = tool({
     description: Descriptions.history_search,
     args: {
@@ -456,11 +507,22 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
       mode: z.enum(SearchModeValues).optional().describe("Ranking (default auto)"),
       group: z.enum(GroupValues).optional().describe("session (default: a few hits per session) or none (every hit)"),
       explain: z.boolean().optional().describe("Say why each hit ranked where it did"),
+      match: z.enum(MatchValues).optional().describe("ranked (default); literal (substring) or regex (RE2) scan the full text, outputs included"),
+      author: z.enum(AuthorValues).optional().describe("human: what the user typed; agent: what an agent wrote (subagent prompts, summaries)"),
+      continue: z.union([z.boolean(), z.string()]).optional().describe("true: resume your last literal/regex scan where its budget stopped it"),
+      scanMB: int().min(1).optional().describe("literal/regex: MiB to read at most (default 256)"),
+      scanMs: int().min(1).max(10000).optional().describe("literal/regex: ms to scan at most (default 1500)"),
     },
     async execute(args, ctx) {
-      const params = searchParams(args, ctx)
+      let params = searchParams(args, ctx)
       if (params.excludeSession && s.rootOf) params.excludeSession = await s.rootOf(params.excludeSession)
+      if (wantsLastScan(args.continue)) {
+        const resumed = scans.resume(ctx.sessionID, params)
+        if ("error" in resumed) throw new Error(resumed.error)
+        params = resumed
+      }
       const res = await run(s, "history_search", Requests.search, params, ctx)
+      scans.remember(ctx.sessionID, params, res.continue)
       const hits = res.hits ?? []
       s.memory.remember(
         ctx.sessionID,

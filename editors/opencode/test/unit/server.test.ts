@@ -103,6 +103,23 @@ describe("against the real recall lsp", { skip }, () => {
     assert.match(files.output, /^(\d+ session|No past session)/)
   })
 
+  it("a regex scan stopped by its budget resumes with continue: true and completes", async () => {
+    const tools = createTools({ server: server(), memory: new HitMemory() })
+    const ctx = toolCtx("ses_elsewhere")
+    await assert.rejects(tools.history_search!.execute({ query: "x", continue: true }, ctx), /no stopped scan to continue/)
+    const first = (await tools.history_search!.execute({ query: "ERR_QUOTA_\\d+", match: "regex", scanMs: 1 }, ctx)) as Out
+    assert.match(first.output, /coverage: scanned \d+ sessions, \d+ parts, .*; stopped at its budget: resume with history_search \{"continue": true\}/)
+    let out = first
+    for (let i = 0; i < 20 && !/\(all of it\)/.test(out.output); i++) {
+      out = (await tools.history_search!.execute({ query: "", continue: true, scanMs: i === 0 ? 1 : 5000 }, ctx)) as Out
+    }
+    assert.match(out.output, /coverage: scanned .* \(all of it\)/)
+    const all = [first.output, out.output].join("\n")
+    assert.match(all, /Investigate nightly worker failure/)
+    const literal = (await tools.history_search!.execute({ query: "ERR_QUOTA_77", match: "literal" }, ctx)) as Out
+    assert.match(literal.output, /Investigate nightly worker failure/)
+  })
+
   it("leaves out the session the agent runs in (and its family)", async () => {
     const tools = createTools({ server: server(), memory: new HitMemory() })
     const own = (await tools.history_search!.execute({ query: "ERR_QUOTA_7731" }, toolCtx(L2))) as Out
