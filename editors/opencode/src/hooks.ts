@@ -187,17 +187,24 @@ export interface FailureMatch {
   fix?: string
 }
 
+
 /**
  * Looks a failed command's error up in the history (the live family
  * excluded) and returns the past session that met it, with what came next
  * there (the fix), or undefined.
  */
 export async function findPastFailure(server: Caller, output: string, excludeSession: string | undefined, o: FailureRecallOptions = {}): Promise<FailureMatch | undefined> {
-  const line = errorLine(output)
-  if (!line) return undefined
-  const terms = errorTerms(normaliseError(line))
-  if (terms.length < 2) return undefined // "undefined: x" alone says too little to cite a session for
   const threshold = o.threshold ?? FailureThreshold
+  for await (const m of failureCandidates(server, output, excludeSession, o)) if (m.coverage >= threshold) return m
+  return undefined
+}
+
+/** The past hits for a failed output in rank order, each with how much of the error it holds. */
+export async function* failureCandidates(server: Caller, output: string, excludeSession: string | undefined, o: FailureRecallOptions = {}): AsyncGenerator<FailureMatch> {
+  const line = errorLine(output)
+  if (!line) return
+  const terms = errorTerms(normaliseError(line))
+  if (terms.length < 2) return // "undefined: x" alone says too little to cite a session for
   const call = o.signal ? { signal: o.signal } : {}
   const res = await server.request(
     Requests.search,
@@ -221,9 +228,9 @@ export async function findPastFailure(server: Caller, output: string, excludeSes
         bestLine = l.trim()
       }
     }
-    if (best >= threshold) return { hit, line: bestLine, coverage: best, fix: fixAfter(win, hit.partId) }
+    const fix = fixAfter(win, hit.partId)
+    yield { hit, line: bestLine, coverage: best, ...(fix ? { fix } : {}) }
   }
-  return undefined
 }
 
 function partOf(win: ReadResult, partId: string): Part | undefined {
