@@ -39,8 +39,10 @@ export function guard<I, O>(
         log?.(`${name}: over its ${budgetMs} ms budget; skipped`)
         return
       }
-      if (typeof step === "function") step()
-      log?.(`${name}: ${Date.now() - t0} ms${step ? "" : " (nothing to add)"}`)
+      if (typeof step === "function") {
+        step()
+        log?.(`${name}: added (${Date.now() - t0} ms)`)
+      }
     } catch (err) {
       log?.(`${name}: failed (${err instanceof Error ? err.message : String(err)}); skipped`)
     } finally {
@@ -185,6 +187,8 @@ export interface FailureMatch {
   line: string
   coverage: number
   fix?: string
+  /** The new error's distinctive terms (what the fix's sentences are weighed against). */
+  terms?: string[]
 }
 
 
@@ -229,7 +233,7 @@ export async function* failureCandidates(server: Caller, output: string, exclude
       }
     }
     const fix = fixAfter(win, hit.partId)
-    yield { hit, line: bestLine, coverage: best, ...(fix ? { fix } : {}) }
+    yield { hit, line: bestLine, coverage: best, terms, ...(fix ? { fix } : {}) }
   }
 }
 
@@ -265,9 +269,22 @@ export function citeFailure(m: FailureMatch, maxBytes = FailureLineBytes): strin
   const head = `${Marker} Seen before in "${title}" (${when}, ${m.hit.sessionId}): `
   const tail = ` More: history_read {"cursor": "${m.hit.cursor}"}`
   const room = maxBytes - byteLen(head) - byteLen(tail) - byteLen("what came next: ")
-  const fix = m.fix ? `what came next: ${clipBytes(flat(m.fix), Math.max(room, 0))}` : "no fix recorded after it."
+  const fix = m.fix ? `what came next: ${clipBytes(fixSentences(flat(m.fix), m.terms ?? []), Math.max(room, 0))}` : "no fix recorded after it."
   const line = head + fix + tail
   return byteLen(line) <= maxBytes ? line : clipBytes(head + fix, maxBytes)
+}
+
+/**
+ * The part of what came next that says what to do: an answer often opens by
+ * restating the error ("Migration 0041 failed: relation … does not
+ * exist."); sentences that mostly repeat the error's terms go after the rest.
+ */
+export function fixSentences(text: string, terms: string[]): string {
+  const sentences = text.split(/(?<=[.!?])\s+/).map((x) => x.trim()).filter(Boolean)
+  if (sentences.length < 2 || terms.length === 0) return text
+  const restates = (x: string) => coverage(terms, x) >= 0.5
+  const rest = sentences.filter((x) => !restates(x))
+  return rest.length ? rest.join(" ") : text
 }
 
 // -------------------------------------------------------- compaction recall

@@ -464,29 +464,21 @@ const int = () => z.coerce.number().int()
 
 export const Descriptions = {
   history_search:
-    "Search the user's past OpenCode sessions (prompts, answers, reasoning, tool calls and outputs) for earlier " +
-    "decisions, errors, commands and fixes. Returns up to `limit` numbered hits (default 8, ~1 KB): title, time, kind, " +
-    'a one-line snippet, a cursor. Then history_read {"hit": N} for the conversation around it, or history_get {"hit": N} ' +
-    'for the whole part. The current session is left out unless session is "current" (use it to find what compaction ' +
-    "dropped from your context). Use exact error codes, identifiers, file names or a few distinctive words; empty query = recent activity.",
+    "Search the user's past OpenCode sessions (prompts, answers, reasoning, tool calls, outputs) for earlier decisions, errors, " +
+    'commands and fixes. Returns numbered hits (~1 KB for 8): then history_read {"hit": N} (the conversation) or history_get ' +
+    '{"hit": N} (the whole part). This session is left out unless session is "current" (finds what compaction dropped). ' +
+    "Use exact error codes, identifiers, file names or distinctive words.",
   history_read:
-    "Read a window of a past session as ChatML (default 12 messages, long outputs cut; ~4 KB): " +
-    '{"hit": N} = result N of your last history_search/history_sessions/history_files; or a "cursor" (from a hit, ' +
-    'a session, or the <nav> line of an earlier read: next/prev page); or "session" (an id, or "current"). ' +
-    "mode: around (default), head/tail (start/end of the session), next/prev, full (large). If the cursor is stale, search again.",
-  history_sessions:
-    "List past OpenCode sessions, newest first (default 10 per page): title, time, counts, subagents, first prompt, cursor. " +
-    'filter matches titles fuzzily; parent lists a session\'s subagents ("current" = this one). page: 2, 3, ... for more. ' +
-    'Read one with history_read {"hit": N, "mode": "head"}. Use history_search for content inside sessions.',
+    'Read a window of a session as ChatML (12 messages, long outputs cut; ~4 KB): {"hit": N} of your last search/list, ' +
+    'a "cursor" (hit, session or <nav> next/prev), or "session" (id or "current").',
   history_get:
-    "One part (a tool call with its whole output, a text) or one message exactly as OpenCode stored it, not cut like " +
-    'history_read: {"hit": N} of your last search, or "id" (prt_/msg_ id or cursor). Pages of 8,000 characters (~2.5k tokens); ' +
-    'the answer states the size and the next offset. Says when OpenCode pruned the output.',
-  history_files:
-    "Which past sessions read, edited or patched a file, newest first: title, time, counts, cursor. " +
-    'Read one with history_read {"hit": N}.',
-  history_status:
-    "What history Recall reads: sources, sessions, parts, index freshness, semantic search. Use when searches look empty or stale.",
+    'One part or message whole, as OpenCode stored it: {"hit": N} or "id" (prt_/msg_/cursor). Pages of 8,000 chars ' +
+    "(~2.5k tokens); states the size and next offset, and when the output was pruned.",
+  history_sessions:
+    'List past sessions, newest first (10 per page): title, time, counts, subagents, first prompt. page: 2, 3, ... ' +
+    'Read one with history_read {"hit": N, "mode": "head"}.',
+  history_files: 'Past sessions that read, edited or patched a file, newest first. Read one with history_read {"hit": N}.',
+  history_status: "What history Recall reads: sessions, parts, index freshness. Use when searches look empty or stale.",
 } as const
 
 export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
@@ -495,23 +487,22 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const history_search = tool({
     description: Descriptions.history_search,
     args: {
-      query: z.string().describe('Words, "exact phrases", -exclusions, error codes, identifiers or paths; empty lists recent activity'),
-      limit: int().min(1).max(MaxSearchLimit).optional().describe(`Hits to return (default ${DefaultSearchLimit})`),
-      session: z.string().optional().describe('Only this session and its subagents: a ses_ id, or "current" (this session)'),
-      directory: z.string().optional().describe('Only sessions under this directory ("." = the current project)'),
-      since: z.string().optional().describe("Only after this time: 2026-11-01, 2d, 3h, yesterday"),
-      until: z.string().optional().describe("Only before this time"),
-      role: z.enum(SearchRoles).optional().describe("Only what the user wrote, or what the assistant did"),
-      kind: z.string().optional().describe(`Comma list of: ${KindValues.join(", ")}`),
-      tool: z.string().optional().describe("Comma list of tool names whose calls to search (bash, edit, read, ...)"),
-      mode: z.enum(SearchModeValues).optional().describe("Ranking (default auto)"),
-      group: z.enum(GroupValues).optional().describe("session (default: a few hits per session) or none (every hit)"),
-      explain: z.boolean().optional().describe("Say why each hit ranked where it did"),
-      match: z.enum(MatchValues).optional().describe("ranked (default); literal (substring) or regex (RE2) scan the full text, outputs included"),
-      author: z.enum(AuthorValues).optional().describe("human: what the user typed; agent: what an agent wrote (subagent prompts, summaries)"),
-      continue: z.union([z.boolean(), z.string()]).optional().describe("true: resume your last literal/regex scan where its budget stopped it"),
-      scanMB: int().min(1).optional().describe("literal/regex: MiB to read at most (default 256)"),
-      scanMs: int().min(1).max(10000).optional().describe("literal/regex: ms to scan at most (default 1500)"),
+      query: z.string().describe('Words, "phrases", -exclusions, codes, identifiers, paths; empty = recent activity'),
+      limit: int().min(1).max(MaxSearchLimit).optional().describe(`Hits (default ${DefaultSearchLimit})`),
+      session: z.string().optional().describe('Only this session: a ses_ id or "current"'),
+      directory: z.string().optional().describe('Only under this directory ("." = this project)'),
+      since: z.string().optional().describe("After: 2026-11-01, 2d, 3h, yesterday"),
+      until: z.string().optional().describe("Before"),
+      role: z.enum(SearchRoles).optional(),
+      author: z.enum(AuthorValues).optional().describe("human: typed by the user; agent: subagent prompts, summaries"),
+      kind: z.string().optional().describe(`Comma list: ${KindValues.join(",")}`),
+      tool: z.string().optional().describe("Comma list of tools (bash,edit,...)"),
+      mode: z.enum(SearchModeValues).optional(),
+      group: z.enum(GroupValues).optional().describe("none: every hit, not a few per session"),
+      explain: z.boolean().optional().describe("Why each hit ranked"),
+      match: z.enum(MatchValues).optional().describe("literal (substring) or regex (RE2) scan full texts; default ranked"),
+      continue: z.boolean().optional().describe("Resume your last literal/regex scan that stopped at its budget"),
+      scanMs: int().min(1).max(10000).optional().describe("literal/regex time budget (default 1500)"),
     },
     async execute(args, ctx) {
       let params = searchParams(args, ctx)
@@ -546,11 +537,11 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const history_read = tool({
     description: Descriptions.history_read,
     args: {
-      hit: int().min(1).optional().describe("Result number N of your last history_search, history_sessions or history_files"),
-      cursor: z.string().optional().describe("A cursor from a hit, a session, or a <nav> line (instead of hit)"),
-      session: z.string().optional().describe('A session to read from its start: a ses_ id, or "current" (this session)'),
-      mode: z.enum(ReadModeValues).optional().describe("Which window (default around the hit)"),
-      limit: int().min(1).max(500).optional().describe("Messages in the window (default 12, max 50; full: max 500)"),
+      hit: int().min(1).optional().describe("Result number N of your last search or list"),
+      cursor: z.string().optional(),
+      session: z.string().optional().describe('From its start: a ses_ id or "current"'),
+      mode: z.enum(ReadModeValues).optional().describe("Default around"),
+      limit: int().min(1).max(500).optional().describe("Messages (default 12, max 50; full: 500)"),
     },
     async execute(args, ctx) {
       const params = readParams(args, ctx.sessionID, s.memory)
@@ -567,13 +558,13 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const history_sessions = tool({
     description: Descriptions.history_sessions,
     args: {
-      filter: z.string().optional().describe("Fuzzy match on session titles"),
-      directory: z.string().optional().describe('Only sessions under this directory ("." = the current project)'),
-      since: z.string().optional().describe("Only sessions active after this time: 2026-11-01, 2d, 3h, yesterday"),
-      until: z.string().optional().describe("Only sessions active before this time"),
-      parent: z.string().optional().describe('List the subagent sessions of this session (a ses_ id, or "current")'),
-      limit: int().min(1).max(MaxSessionsLimit).optional().describe(`Sessions per page (default ${DefaultSessionsLimit})`),
-      page: z.union([int().min(1).max(MaxPage), z.string()]).optional().describe("Page number (default 1)"),
+      filter: z.string().optional().describe("Fuzzy on titles"),
+      directory: z.string().optional().describe('"." = this project'),
+      since: z.string().optional().describe("Active after: 2026-11-01, 2d"),
+      until: z.string().optional().describe("Active before"),
+      parent: z.string().optional().describe('Its subagents: ses_ id or "current"'),
+      limit: int().min(1).max(MaxSessionsLimit).optional().describe(`Per page (default ${DefaultSessionsLimit})`),
+      page: z.union([int().min(1).max(MaxPage), z.string()]).optional().describe("Page number"),
     },
     async execute(args, ctx) {
       const params = sessionsParams(args, ctx)
@@ -617,10 +608,10 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const history_get = tool({
     description: Descriptions.history_get,
     args: {
-      hit: int().min(1).optional().describe("Result number N of your last history_search"),
-      id: z.string().optional().describe("A part id (prt_...), message id (msg_...) or a hit's cursor (instead of hit)"),
-      offset: int().min(0).optional().describe("Characters to skip: the next offset of the previous page"),
-      length: int().min(1).max(MaxGetLength).optional().describe("Characters of the page (default 8000)"),
+      hit: int().min(1).optional().describe("Result number N of your last search"),
+      id: z.string().optional().describe("prt_/msg_ id or cursor"),
+      offset: int().min(0).optional().describe("The previous page's next offset"),
+      length: int().min(1).max(MaxGetLength).optional().describe("Chars (default 8000)"),
     },
     async execute(args, ctx) {
       const params = getParams(args, ctx.sessionID, s.memory)
@@ -637,8 +628,8 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
   const history_files = tool({
     description: Descriptions.history_files,
     args: {
-      path: z.string().describe("The file: absolute, or relative to the current project"),
-      limit: int().min(1).max(MaxSessionsLimit).optional().describe(`Sessions to list (default ${DefaultSessionsLimit})`),
+      path: z.string().describe("Absolute, or relative to this project"),
+      limit: int().min(1).max(MaxSessionsLimit).optional().describe(`Sessions (default ${DefaultSessionsLimit})`),
     },
     async execute(args, ctx) {
       const file = resolveDirectory(args.path, ctx.directory)

@@ -106,7 +106,7 @@ p = nth(COMPACT, "history_search", 1)
 check(p["status"] == "completed" and "this session only" in p["output"] and "bash" in p["output"],
       "history_search {session: current} finds the session's own pre-compaction tool output", p)
 p = nth(COMPACT, "history_get", 1)
-check(p["status"] == "completed" and "BUILD_TOKEN_5521 issued for artifact ledger-7f3a" in p["output"]
+check(p["status"] == "completed" and "build id kestrel-5521 issued for artifact ledger-7f3a" in p["output"]
       and "build passed: 28 steps" in p["output"] and " chars" in p["output"].splitlines()[0],
       "history_get {hit: 1} returns that whole output with its size", p)
 summary = db.execute("select count(*) from message where session_id = ? and json_extract(data, '$.summary') = 1", (COMPACT,)).fetchone()[0]
@@ -149,7 +149,7 @@ if len(sys.argv) > 4:
     check(set(offered) == {"history_search", "history_read", "history_get", "history_sessions", "history_files", "history_status"}
           and "Result number N" in props.get("hit", {}).get("description", "")
           and "head" in props.get("mode", {}).get("enum", [])
-          and "history_search" in read.get("description", ""),
+          and '"hit": N' in read.get("description", ""),
           "the model is offered the six tools with described, typed parameters")
     schema_bytes = sum(len(json.dumps(offered[k])) for k in offered)
     print(f"measure: tool schemas {schema_bytes} bytes (~{schema_bytes // 4} tokens) in every request")

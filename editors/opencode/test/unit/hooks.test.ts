@@ -13,6 +13,7 @@ import {
   errorLine,
   errorTerms,
   failedOutput,
+  fixSentences,
   guard,
   hasCue,
   normaliseError,
@@ -167,5 +168,16 @@ describe("cues for auto-recall", () => {
       assert.ok(!hasCue(t), t)
     }
     assert.equal(cueQuery("redo the migration from before for the billing tables"), "redo billing tables")
+  })
+})
+
+describe("what came next", () => {
+  it("a fix that opens by restating the error leads with the rest", () => {
+    const terms = errorTerms(normaliseError('migrate: 0043_x.sql:54: ERROR: relation "invoice_lines" does not exist (SQLSTATE 42P01)'))
+    assert.equal(
+      fixSentences("Migration 0041 failed: relation invoice_lines does not exist. It is created by 0040.sql, which never ran; apply them in order.", terms),
+      "It is created by 0040.sql, which never ran; apply them in order.",
+    )
+    assert.equal(fixSentences("Only one sentence here.", terms), "Only one sentence here.")
   })
 })
