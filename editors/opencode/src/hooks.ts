@@ -266,7 +266,8 @@ export function fixAfter(win: ReadResult, partId: string): string | undefined {
 export function citeFailure(m: FailureMatch, maxBytes = FailureLineBytes): string {
   const when = m.hit.time ? m.hit.time.slice(0, 10) : "earlier"
   const title = clipBytes(m.hit.title || m.hit.sessionId, 60)
-  const head = `${Marker} Seen before in "${title}" (${when}, ${m.hit.sessionId}): `
+  // The cursor names the session and the part: no session id beside it.
+  const head = `${Marker} Seen before in "${title}" (${when}): `
   const tail = ` More: history_read {"cursor": "${m.hit.cursor}"}`
   const room = maxBytes - byteLen(head) - byteLen(tail) - byteLen("what came next: ")
   const fix = m.fix ? `what came next: ${clipBytes(fixSentences(flat(m.fix), m.terms ?? []), Math.max(room, 0))}` : "no fix recorded after it."

@@ -392,7 +392,8 @@ export function describeFailure(err: unknown, toolName: string): string {
     case "cancelled":
       return `${toolName} was cancelled`
     case "invalid":
-      if (/cursor/i.test(msg)) return `cursor is stale or invalid (${msg}): search again with history_search and read a fresh hit`
+      // A cursor that names the wrong thing (a session for get) is the agent's to fix as told, not stale.
+      if (/cursor/i.test(msg) && !/whole session|get takes/i.test(msg)) return `cursor is stale or invalid (${msg}): search again with history_search and read a fresh hit`
       return `invalid arguments: ${msg}`
     case "died":
       return `${msg}. The server restarts on the next call: retry once.`

@@ -85,7 +85,7 @@ describe("failure recall on the public corpus", { skip }, () => {
     const m = await findPastFailure(server, "cmd/ledger/main.go:61:3: undefined: syscall", "ses_live")
     assert.ok(m, "found")
     const line = citeFailure(m)
-    assert.match(line, /^\[recall\] Seen before in "Graceful shutdown on SIGTERM" \(\d{4}-\d{2}-\d{2}, ses_\w+\): what came next: .+ More: history_read \{"cursor": "c1:[^"]+"\}$/)
+    assert.match(line, /^\[recall\] Seen before in "Graceful shutdown on SIGTERM" \(\d{4}-\d{2}-\d{2}\): what came next: .+ More: history_read \{"cursor": "c1:[^"]+"\}$/)
     // The session that met it is left out when it is the live family.
     assert.equal(await findPastFailure(server, "cmd/ledger/main.go:61:3: undefined: syscall", m.hit.sessionId), undefined)
   })

@@ -269,6 +269,7 @@ describe("describeFailure", () => {
     assert.match(describeFailure(new RecallError("the recall server did not start: no OpenCode database found (tried /x)", "unavailable"), "history_search"), /^no history found: .*RECALL_DB/)
     assert.match(describeFailure(new RecallError("the recall binary was not found (recall); set RECALL_BIN", "unavailable"), "history_search"), /^history is unavailable: .*tell the user/i)
     assert.equal(describeFailure(new RecallError("cancelled", "cancelled"), "history_read"), "history_read was cancelled")
+    assert.match(describeFailure(new RecallError("bad options: the cursor names a whole session; get takes a part or message: pass a search hit's cursor", "invalid", -32602), "history_get"), /^invalid arguments: .*get takes a part/)
     assert.equal(describeFailure(new Error("boom"), "history_read"), "history_read failed: boom")
   })
 })
