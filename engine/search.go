@@ -188,6 +188,9 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		res.Notices = append(res.Notices, fmt.Sprintf("search stopped at its %s budget; results are partial", timeout))
 		err = nil
 	}
+	if err == nil {
+		e.suggest(ctx, shs, p, q, &res)
+	}
 	res.Index = e.freshness(context.WithoutCancel(ctx), shs)
 	res.TookMS = time.Since(start).Milliseconds()
 	return res, err
