@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -160,6 +161,23 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	shs, err := e.shardsFor(f.Sources)
 	if err != nil {
 		return res, err
+	}
+	if f.ExcludeSession != "" {
+		// Its forks are its family too (index.Origins says how they are
+		// recognised); each shard knows its own.
+		f.ExcludeRoots = slices.Clone(f.ExcludeRoots)
+		for _, sh := range shs {
+			forks, err := sh.forks(ctx, f.ExcludeSession)
+			if err != nil {
+				return res, sh.wrap(err)
+			}
+			for _, id := range forks {
+				if !slices.Contains(f.ExcludeRoots, id) {
+					f.ExcludeRoots = append(f.ExcludeRoots, id)
+				}
+			}
+		}
+		p.Filter = f
 	}
 	q := query.Parse(p.Query)
 	if n := len(q.Overlong); n > 0 {

@@ -91,7 +91,7 @@ func (e *Engine) filterSuggestions(ctx context.Context, p SearchParams, q query.
 	add(len(f.Kinds) > 0, "kind", "kind "+query.Join(f.Kinds), func(g *query.Filter) { g.Kinds = nil })
 	add(len(f.Tools) > 0, "tool", "tool "+strings.Join(f.Tools, ","), func(g *query.Filter) { g.Tools = nil })
 	add(f.Session != "", "session", "session "+f.Session, func(g *query.Filter) { g.Session = "" })
-	add(f.ExcludeSession != "", "excludeSession", "excludeSession "+f.ExcludeSession, func(g *query.Filter) { g.ExcludeSession = "" })
+	add(f.ExcludeSession != "", "excludeSession", "excludeSession "+f.ExcludeSession, func(g *query.Filter) { g.ExcludeSession, g.ExcludeRoots = "", nil })
 	add(f.Author != "", "author", "author "+string(f.Author), func(g *query.Filter) { g.Author = "" })
 	add(len(f.Sources) > 0, "source", "source "+strings.Join(f.Sources, ","), func(g *query.Filter) { g.Sources = nil })
 	if len(drops) == 0 {

@@ -128,6 +128,10 @@ func where(f query.Filter) (string, []any) {
 		conds = append(conds, `d.session_id <> ? AND d.root_id <> ? AND d.root_id <> coalesce((SELECT root_id FROM sessions WHERE id = ?), ?)`)
 		args = append(args, x, x, x, x)
 	}
+	if len(f.ExcludeRoots) > 0 {
+		conds = append(conds, `d.root_id NOT IN `+inList(len(f.ExcludeRoots)))
+		args = append(args, anys(f.ExcludeRoots)...)
+	}
 	switch f.Author {
 	case query.AuthorHuman:
 		conds = append(conds, humanDoc)

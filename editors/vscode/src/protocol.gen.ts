@@ -401,7 +401,7 @@ export interface SearchParams {
   tool?: string;
   /** only this session and its subagents */
   session?: string;
-  /** leave out this session and its subagent family */
+  /** leave out this session, its subagent family and its forks */
   excludeSession?: string;
   /** how to match (default auto) */
   mode?: SearchMode;
