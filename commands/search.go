@@ -111,7 +111,10 @@ var Search = Register(&Command[SearchParams, engine.SearchResult]{
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *SearchParams) (engine.SearchResult, error) {
 		ep := p.engineParams()
-		if ep.Filter.ExcludeSession == "" {
+		// The door's own session (the plugin's live one) is left out of
+		// searches across history, never out of one that names a session
+		// to search in: that is the agent asking about its own past.
+		if ep.Filter.ExcludeSession == "" && ep.Filter.Session == "" {
 			ep.Filter.ExcludeSession = env.ExcludeSession
 		}
 		res, err := env.Engine.Search(ctx, ep)
