@@ -25,7 +25,7 @@ type SearchParams struct {
 	Kind           string     `json:"kind,omitempty" flag:"kind" meta:"KINDS" enum:"kind" list:"," help:"comma list of part kinds"`
 	Tool           string     `json:"tool,omitempty" flag:"tool" meta:"TOOLS" help:"comma list of tool names (bash, edit, read, ...)"`
 	Session        string     `json:"session,omitempty" flag:"session" meta:"ID" help:"only this session and its subagents"`
-	ExcludeSession string     `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session and its subagent family"`
+	ExcludeSession string     `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session, its subagent family and its forks"`
 	Mode           string     `json:"mode,omitempty" flag:"mode" meta:"MODE" enum:"searchMode" help:"how to match (default auto)"`
 	Group          string     `json:"group,omitempty" flag:"group" meta:"GROUP" enum:"group" help:"a few hits per session (session, the default) or every hit (none)"`
 	Explain        bool       `json:"explain,omitempty" flag:"explain" help:"say why each hit ranked where it did"`
@@ -111,7 +111,10 @@ var Search = Register(&Command[SearchParams, engine.SearchResult]{
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *SearchParams) (engine.SearchResult, error) {
 		ep := p.engineParams()
-		if ep.Filter.ExcludeSession == "" {
+		// The door's own session (the plugin's live one) is left out of
+		// searches across history, never out of one that names a session
+		// to search in: that is the agent asking about its own past.
+		if ep.Filter.ExcludeSession == "" && ep.Filter.Session == "" {
 			ep.Filter.ExcludeSession = env.ExcludeSession
 		}
 		res, err := env.Engine.Search(ctx, ep)

@@ -134,8 +134,9 @@ type Env struct {
 	// keeps the index fresh instead).
 	NoSync bool
 	// ExcludeSession is left out of every search that names no
-	// excludeSession itself (the LSP's initializationOptions.excludeSession:
-	// the OpenCode plugin's own session).
+	// excludeSession and no session itself (the LSP's
+	// initializationOptions.excludeSession: the OpenCode plugin's own
+	// session, which a search naming it still searches).
 	ExcludeSession string
 	// Notify receives one-line notices for people (stderr, logMessage).
 	Notify func(string)

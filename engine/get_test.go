@@ -199,3 +199,32 @@ func TestGetSaysPruned(t *testing.T) {
 		t.Errorf("pruned part: pruned=%v text=%q err=%v", r.Pruned, r.Text, err)
 	}
 }
+
+// A window shows outputBudget bytes of each tool output and, when it cuts
+// one, names the part to get whole; the default is
+// render.DefaultOutputBudget. Before, the budget was a fixed 2,000 + 800
+// bytes and a cut output said only how long it was.
+func TestReadOutputBudget(t *testing.T) {
+	e := openFixture(t, "v1")
+	const w1 = "ses_dd7574313ffel4nKxdxp14c1ti" // a 51 KB bash output
+	outputLen := func(text string) int {
+		i := strings.Index(text, "<output truncated")
+		j := strings.Index(text[i:], "</output>")
+		k := strings.Index(text[i:], ">")
+		return j - k - 1
+	}
+	var sizes []int
+	for _, b := range []int{0, 400, 4000} {
+		r, err := e.Read(context.Background(), ReadParams{Cursor: w1, OutputBudget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Text, `rest="recall get prt_`) {
+			t.Fatalf("budget %d: a cut output does not say how to get the rest:\n%s", b, r.Text)
+		}
+		sizes = append(sizes, outputLen(r.Text))
+	}
+	if sizes[0] < 1500 || sizes[0] > 1700 || sizes[1] > 500 || sizes[2] < 3900 {
+		t.Errorf("shown output bytes for budgets default, 400, 4000: %v", sizes)
+	}
+}

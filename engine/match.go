@@ -399,6 +399,7 @@ func scanDone(sessions []scanSession, shs []*shard, last scanPos) bool {
 
 // matchScope binds a continuation to its query and filter.
 func matchScope(p SearchParams) string {
+	p.Filter.ExcludeRoots = nil // found anew each time: a sync may add a fork
 	b, _ := json.Marshal(struct {
 		M query.Match
 		Q string
@@ -488,7 +489,7 @@ func (e *Engine) scanSessions(ctx context.Context, shs []*shard, f query.Filter)
 				continue
 			case f.Session != "" && s.ID != f.Session && s.ParentID != f.Session:
 				continue
-			case f.ExcludeSession != "" && (s.ID == f.ExcludeSession || root == excludeRoot || root == f.ExcludeSession):
+			case f.ExcludeSession != "" && (s.ID == f.ExcludeSession || root == excludeRoot || root == f.ExcludeSession || slices.Contains(f.ExcludeRoots, root)):
 				continue
 			case f.Directory != "" && !underDir(s.Directory, f.Directory):
 				continue

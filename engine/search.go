@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -161,6 +162,23 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	if err != nil {
 		return res, err
 	}
+	if f.ExcludeSession != "" {
+		// Its forks are its family too (index.Origins says how they are
+		// recognised); each shard knows its own.
+		f.ExcludeRoots = slices.Clone(f.ExcludeRoots)
+		for _, sh := range shs {
+			forks, err := sh.forks(ctx, f.ExcludeSession)
+			if err != nil {
+				return res, sh.wrap(err)
+			}
+			for _, id := range forks {
+				if !slices.Contains(f.ExcludeRoots, id) {
+					f.ExcludeRoots = append(f.ExcludeRoots, id)
+				}
+			}
+		}
+		p.Filter = f
+	}
 	q := query.Parse(p.Query)
 	if n := len(q.Overlong); n > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("left out %d word(s) longer than %d characters (%q): words that long are not indexed; search for a part of it",
@@ -187,6 +205,9 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		res.Partial = true
 		res.Notices = append(res.Notices, fmt.Sprintf("search stopped at its %s budget; results are partial", timeout))
 		err = nil
+	}
+	if err == nil {
+		e.suggest(ctx, shs, p, q, &res)
 	}
 	res.Index = e.freshness(context.WithoutCancel(ctx), shs)
 	res.TookMS = time.Since(start).Milliseconds()

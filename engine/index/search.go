@@ -128,6 +128,10 @@ func where(f query.Filter) (string, []any) {
 		conds = append(conds, `d.session_id <> ? AND d.root_id <> ? AND d.root_id <> coalesce((SELECT root_id FROM sessions WHERE id = ?), ?)`)
 		args = append(args, x, x, x, x)
 	}
+	if len(f.ExcludeRoots) > 0 {
+		conds = append(conds, `d.root_id NOT IN `+inList(len(f.ExcludeRoots)))
+		args = append(args, anys(f.ExcludeRoots)...)
+	}
 	switch f.Author {
 	case query.AuthorHuman:
 		conds = append(conds, humanDoc)
@@ -307,4 +311,17 @@ func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
 	var n sql.NullInt64
 	err := ix.db.QueryRowContext(ctx, `SELECT sum(df) FROM vocab WHERE term >= ? AND term < ?`, token, token+"\uffff").Scan(&n)
 	return int(n.Int64), err
+}
+
+// MatchCount counts the documents matching expr under f, up to limit (a
+// bounded count: a suggestion says "12 hits" or "1000+", never scans the
+// whole index to say more).
+func (ix *Index) MatchCount(ctx context.Context, expr string, f query.Filter, limit int) (int, error) {
+	where, args := where(f)
+	q := `SELECT count(*) FROM (SELECT 1 FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?` + where + ` LIMIT ?)`
+	var n int
+	if err := ix.db.QueryRowContext(ctx, q, append(append([]any{expr}, args...), limit)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count matches: %w", err)
+	}
+	return n, nil
 }

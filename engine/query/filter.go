@@ -26,6 +26,10 @@ type Filter struct {
 	// when the session itself is not indexed yet (an agent searching from
 	// inside the session it is in).
 	ExcludeSession string
+	// ExcludeRoots are more families to leave out with ExcludeSession's:
+	// its forks (the engine fills them in from the index; a fork is a new
+	// top-level session OpenCode does not link to its source).
+	ExcludeRoots []string
 	// Sources will name the histories to search when there are several;
 	// nil means all of them.
 	Sources []string

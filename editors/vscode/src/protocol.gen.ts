@@ -365,6 +365,8 @@ export interface ReadParams {
   format?: ReadFormat;
   /** with an id: the source that holds it (default: the first that does) */
   source?: string | string[];
+  /** bytes of each tool output shown, head and tail (default 1600, max 65536; recall get reads one whole) */
+  outputBudget?: number;
 }
 
 /** engine.ReadResult (in a result). */
@@ -399,7 +401,7 @@ export interface SearchParams {
   tool?: string;
   /** only this session and its subagents */
   session?: string;
-  /** leave out this session and its subagent family */
+  /** leave out this session, its subagent family and its forks */
   excludeSession?: string;
   /** how to match (default auto) */
   mode?: SearchMode;
