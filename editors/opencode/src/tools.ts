@@ -44,6 +44,13 @@ export const SearchRoles = ["user", "assistant"] as const satisfies readonly Rol
 export const DefaultSearchLimit = 8
 export const MaxSearchLimit = 50
 export const DefaultSessionsLimit = 10
+/**
+ * Messages in a default read window: 8, not the server's 12. On the public
+ * corpus a default window of 12 was 11.1 KB (~2.8k tokens) on average, up
+ * to 15.7 KB; the hit and the few messages either side are what an agent
+ * reads first, and <nav> pages on.
+ */
+export const DefaultReadLimit = 8
 export const MaxSessionsLimit = 50
 /** Sessions whose last results are remembered for {hit: N}. */
 const MemorySessions = 500
@@ -341,6 +348,7 @@ export function readParams(args: ReadArgs, sessionID: string, memory: HitMemory)
   }
   const limit = toInt(args.limit)
   if (limit !== undefined && limit > 0) p.limit = Math.min(limit, p.mode === "full" ? 500 : 50)
+  else if (p.mode !== "full") p.limit = DefaultReadLimit
   return p
 }
 
@@ -470,7 +478,7 @@ export const Descriptions = {
     '{"hit": N} (the whole part). This session is left out unless session is "current" (finds what compaction dropped). ' +
     "Use exact error codes, identifiers, file names or distinctive words.",
   history_read:
-    'Read a window of a session as ChatML (12 messages, long outputs cut; ~4 KB): {"hit": N} of your last search/list, ' +
+    'Read a window of a session as ChatML (8 messages, long outputs cut; ~3 KB): {"hit": N} of your last search/list, ' +
     'a "cursor" (hit, session or <nav> next/prev), or "session" (id or "current").',
   history_get:
     'One part or message whole, as OpenCode stored it: {"hit": N} or "id" (prt_/msg_/cursor). Pages of 8,000 chars ' +
@@ -542,7 +550,7 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
       cursor: z.string().optional(),
       session: z.string().optional().describe('From its start: a ses_ id or "current"'),
       mode: z.enum(ReadModeValues).optional().describe("Default around"),
-      limit: int().min(1).max(500).optional().describe("Messages (default 12, max 50; full: 500)"),
+      limit: int().min(1).max(500).optional().describe(`Messages (default ${DefaultReadLimit}, max 50; full: 500)`),
     },
     async execute(args, ctx) {
       const params = readParams(args, ctx.sessionID, s.memory)

@@ -114,13 +114,13 @@ describe("HitMemory and readParams", () => {
   it("resolves hit N to the cursor of result N of the last search in this session", () => {
     const m = new HitMemory()
     m.remember("ses_a", "history_search", [{ cursor: "c1", title: "a" }, { cursor: "c2", title: "b" }])
-    assert.deepEqual(readParams({ hit: 2 }, "ses_a", m), { cursor: "c2", format: "chatml" })
+    assert.deepEqual(readParams({ hit: 2 }, "ses_a", m), { cursor: "c2", format: "chatml", limit: 8 })
     assert.deepEqual(readParams({ hit: "1" as unknown as number, mode: "head", limit: 80 }, "ses_a", m), { cursor: "c1", format: "chatml", mode: "head", limit: 50 })
-    assert.deepEqual(readParams({ cursor: "[2]" }, "ses_a", m), { cursor: "c2", format: "chatml" })
+    assert.deepEqual(readParams({ cursor: "[2]" }, "ses_a", m), { cursor: "c2", format: "chatml", limit: 8 })
     assert.deepEqual(readParams({ hit: 1, mode: "full", limit: 400 }, "ses_a", m), { cursor: "c1", format: "chatml", mode: "full", limit: 400 })
   })
   it("a cursor wins over hit", () => {
-    assert.deepEqual(readParams({ cursor: " rc1.x ", hit: 3 }, "ses_a", new HitMemory()), { cursor: "rc1.x", format: "chatml" })
+    assert.deepEqual(readParams({ cursor: " rc1.x ", hit: 3 }, "ses_a", new HitMemory()), { cursor: "rc1.x", format: "chatml", limit: 8 })
   })
   it("says what to do when the hit cannot be resolved", () => {
     const m = new HitMemory()
@@ -135,7 +135,7 @@ describe("HitMemory and readParams", () => {
   })
   it('session "current" (or an id) reads that session from its start', () => {
     const m = new HitMemory()
-    assert.deepEqual(readParams({ session: "current" }, "ses_a", m), { cursor: "ses_a", format: "chatml", mode: "head" })
+    assert.deepEqual(readParams({ session: "current" }, "ses_a", m), { cursor: "ses_a", format: "chatml", mode: "head", limit: 8 })
     assert.deepEqual(readParams({ session: "ses_b", mode: "tail", limit: 3 }, "ses_a", m), { cursor: "ses_b", format: "chatml", mode: "tail", limit: 3 })
   })
   it("memory is per session", () => {
