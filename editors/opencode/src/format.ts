@@ -1,7 +1,7 @@
 // Compact text for the agent: numbered anchors it can name in history_read
 // ({hit: N}), one line of context each, the cursor last.
 
-import type { FileSessionsResult, Freshness, GetResult, Hit, ReadResult, SearchResult, SessionInfo, SessionsResult, Status } from "./protocol.gen.js"
+import type { FileSessionsResult, Freshness, GetResult, Hit, Suggestion, ReadResult, SearchResult, SessionInfo, SessionsResult, Status } from "./protocol.gen.js"
 
 /** Snippets are one line of at most this many characters: enough to judge a hit, cheap in tokens. */
 export const SnippetChars = 220
@@ -85,9 +85,20 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
   return out.join("\n")
 }
 
-/** One zero-hit suggestion as the agent reads it. */
-export function suggestionLine(g: { kind: string; text: string }): string {
-  return g.text
+/** The server's filter names as history_search calls them. */
+const filterArgs: Record<string, string> = { after: "since", before: "until" }
+
+/**
+ * One zero-hit suggestion as the agent reads it: in history_search's own
+ * terms (the server's text names CLI flags and the excluded session's id).
+ */
+export function suggestionLine(g: Suggestion): string {
+  const n = g.hits ?? 0
+  const matches = `${n >= 1 ? n : "some"} match${n === 1 ? "" : "es"}`
+  if (g.kind === "filter" && g.filter === "excludeSession") return `${matches} in this session itself: search it with session: "current"`
+  if (g.kind === "filter" && g.filter) return `without ${filterArgs[g.filter] ?? g.filter}: ${matches}`
+  if (g.kind === "match" && g.match) return `match: "${g.match}" scans the full text, tool outputs whole, for the exact characters`
+  return g.text.replace(/\s*\((?:recall |--)[^)]*\)/g, "")
 }
 
 function formatBytes(n: number): string {

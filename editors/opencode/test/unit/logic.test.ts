@@ -204,6 +204,19 @@ describe("formatting", () => {
     const text = formatSearch(searchResult({ hits: null }), { query: "nothing", excluded: true })
     assert.match(text, /^No matches for "nothing" in past sessions \(mode lexical; this session excluded\)\. Try other or fewer words/)
   })
+  it("search: zero-hit suggestions in history_search's terms, never naming the live session", () => {
+    const text = formatSearch(searchResult({ hits: [], suggestions: [
+      { kind: "filter", filter: "excludeSession", hits: 1, text: "without excludeSession ses_live: 1 match" },
+      { kind: "filter", filter: "after", hits: 3, text: "without the after bound: 3 matches" },
+      { kind: "match", match: "literal", text: 'match literal "x": scan the full text (recall search --match literal)' },
+      { kind: "coverage", sessions: 6, parts: 30, text: "searched the index of 6 sessions and 30 parts" },
+    ] }), { query: "x", excluded: true })
+    assert.doesNotMatch(text, /ses_live|recall search|--match/)
+    assert.match(text, /try: 1 match in this session itself: search it with session: "current"/)
+    assert.match(text, /try: without since: 3 matches/)
+    assert.match(text, /try: match: "literal" scans the full text/)
+    assert.match(text, /try: searched the index of 6 sessions and 30 parts/)
+  })
   it("search: notices, corrections, partial results", () => {
     const text = formatSearch(searchResult({ hits: [hit(1)], notices: ["no embedding model: lexical search"], corrections: ["quota"], partial: true }), { query: "qouta" })
     assert.match(text, /note: no embedding model: lexical search/)
