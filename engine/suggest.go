@@ -42,9 +42,14 @@ func (e *Engine) suggest(ctx context.Context, shs []*shard, p SearchParams, q qu
 	}
 	if p.Match == "" || p.Match == query.MatchRanked {
 		out = append(out, e.filterSuggestions(ctx, p, q)...)
-		if q.IsCode() || strings.ContainsAny(p.Query, `/\.:_-()[]{}<>=#$@'"`) {
+		switch {
+		case strings.ContainsAny(p.Query, `\*+?[]{}|^$`) && CheckMatch(query.MatchRegex, p.Query) == nil:
+			// It reads as a pattern (ERR_QUOTA_\d+).
+			out = append(out, Suggestion{Kind: "match", Match: query.MatchRegex,
+				Text: fmt.Sprintf("match regex '%s': scan the full text, tool outputs whole, for the pattern (recall search --match regex)", clip(p.Query, 80))})
+		case q.IsCode() || strings.ContainsAny(p.Query, `/\.:_-()[]{}<>=#$@'"`):
 			out = append(out, Suggestion{Kind: "match", Match: query.MatchLiteral,
-				Text: fmt.Sprintf("match literal %q: scan the full text, tool outputs whole, for the exact characters (recall search --match literal)", clip(p.Query, 80))})
+				Text: fmt.Sprintf("match literal '%s': scan the full text, tool outputs whole, for the exact characters (recall search --match literal)", clip(p.Query, 80))})
 		}
 	}
 	cov := Suggestion{Kind: "coverage"}
