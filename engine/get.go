@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
 )
 
@@ -204,20 +205,16 @@ func (sh *shard) readMessage(ctx context.Context, sessionID, messageID string) (
 	if src == nil {
 		return nil, fmt.Errorf("%w: the history of %s (%s) is missing, so get cannot read it; the index only holds a bounded copy (recall read shows it)", ErrNotFound, sh.name, sh.path)
 	}
-	sessions, err := src.Sessions(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", sh.name, err)
-	}
-	var ss *model.Session
-	for i := range sessions {
-		if sessions[i].ID == sessionID {
-			ss = &sessions[i]
-			break
-		}
-	}
-	if ss == nil {
+	// The session as the index knows it (its era says where its messages
+	// are): listing every session of the history costs 140 ms on the
+	// benchmark history, this one indexed lookup well under one.
+	row, err := sh.ix.Session(ctx, sessionID)
+	if errors.Is(err, index.ErrNoSession) {
 		return nil, fmt.Errorf("%w: session %s is no longer in the history of %s (deleted?); search again", ErrNotFound, sessionID, sh.name)
+	} else if err != nil {
+		return nil, sh.wrap(err)
 	}
+	ss := &model.Session{ID: row.ID, ParentID: row.ParentID, Directory: row.Directory, Title: row.Title, Era: row.Era, Created: row.Created, Updated: row.Updated}
 	var found *model.Message
 	err = src.Messages(ctx, *ss, func(m *model.Message) error {
 		if m.ID == messageID {

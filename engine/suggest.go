@@ -42,9 +42,14 @@ func (e *Engine) suggest(ctx context.Context, shs []*shard, p SearchParams, q qu
 	}
 	if p.Match == "" || p.Match == query.MatchRanked {
 		out = append(out, e.filterSuggestions(ctx, p, q)...)
-		if q.IsCode() || strings.ContainsAny(p.Query, `/\.:_-()[]{}<>=#$@'"`) {
+		switch {
+		case strings.ContainsAny(p.Query, `\*+?[]{}|^$`) && CheckMatch(query.MatchRegex, p.Query) == nil:
+			// It reads as a pattern (ERR_QUOTA_\d+).
+			out = append(out, Suggestion{Kind: "match", Match: query.MatchRegex,
+				Text: "match regex: scan the full text, tool outputs whole, for the pattern (recall search --match regex)"})
+		case q.IsCode() || strings.ContainsAny(p.Query, `/\.:_-()[]{}<>=#$@'"`):
 			out = append(out, Suggestion{Kind: "match", Match: query.MatchLiteral,
-				Text: fmt.Sprintf("match literal %q: scan the full text, tool outputs whole, for the exact characters (recall search --match literal)", clip(p.Query, 80))})
+				Text: "match literal: scan the full text, tool outputs whole, for the exact characters (recall search --match literal)"})
 		}
 	}
 	cov := Suggestion{Kind: "coverage"}
@@ -63,6 +68,11 @@ func (e *Engine) suggest(ctx context.Context, shs []*shard, p SearchParams, q qu
 			}
 		}
 		cov.Text = fmt.Sprintf("searched the index of %d sessions and %d parts", cov.Sessions, cov.Parts)
+	}
+	// The query is the user's, but suggestions are an output: a pasted
+	// secret is not echoed back (the text never quotes the query whole).
+	for i := range out {
+		out[i].From, out[i].To, out[i].Text = e.show(out[i].From), e.show(out[i].To), e.show(out[i].Text)
 	}
 	res.Suggestions = append(out, cov)
 }

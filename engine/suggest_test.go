@@ -41,6 +41,12 @@ func TestZeroHitsSuggest(t *testing.T) {
 		}
 	}
 
+	// A pattern: try a regex match.
+	res = search(t, e, `ERR_QUOTA_\d+`)
+	if s := suggestion(res, "match"); len(res.Hits) == 0 && (s == nil || s.Match != query.MatchRegex) {
+		t.Errorf("no regex match suggestion for ERR_QUOTA_\\d+: %+v", res.Suggestions)
+	}
+
 	// A misspelt word, in a literal scan: the index's word near it.
 	res = search(t, e, "brambelworth", func(p *SearchParams) { p.Match = query.MatchLiteral })
 	if s := suggestion(res, "term"); s == nil || s.From != "brambelworth" || s.To != "brambleworth" {
