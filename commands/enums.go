@@ -43,11 +43,14 @@ var (
 	ReadFormats   = &Enum{"read format", enumValues(render.ReadFormats)}
 	ExportFormats = &Enum{"export format", enumValues(render.ExportFormats)}
 	Shells        = &Enum{"shell", []string{"bash", "zsh", "fish"}}
+	Matches       = &Enum{"match", enumValues(query.Matches)}
+	Authors       = &Enum{"author", enumValues(query.Authors)}
 )
 
 var enums = map[string]*Enum{
 	"role": Roles, "kind": Kinds, "searchMode": SearchModes, "group": Groups, "readMode": ReadModes,
 	"readFormat": ReadFormats, "exportFormat": ExportFormats, "shell": Shells,
+	"match": Matches, "author": Authors,
 }
 
 func enumValues[T ~string](vals []T) []string {

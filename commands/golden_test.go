@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden outputs in testdata/cli")
 
 var (
-	cursorRE = regexp.MustCompile(`c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|r[cp][12]\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?`)
+	cursorRE = regexp.MustCompile(`m1:[a-z0-9-]+:[a-z0-9]+:[A-Za-z0-9_~-]+:\d+\.\d+\.\d+:[0-9a-f]+\.[A-Za-z0-9_-]{8}|c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|r[cp][12]\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?`)
 	timeRE   = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?Z?)?`)
 )
 

@@ -19,6 +19,8 @@ type ReadParams struct {
 	Limit  int        `json:"limit,omitempty" flag:"limit" help:"messages in the window (default 12, max 50; full: max 500)"`
 	Format string     `json:"format,omitempty" flag:"format" meta:"FORMAT" enum:"readFormat" help:"how to print it (default chatml)"`
 	Source SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"with an id: the source that holds it (default: the first that does)"`
+	// OutputBudget is render.DefaultOutputBudget when 0.
+	OutputBudget int `json:"outputBudget,omitempty" flag:"output-budget" help:"bytes of each tool output shown, head and tail (default 1600, max 65536; recall get reads one whole)"`
 }
 
 // Validate checks the params.
@@ -36,6 +38,12 @@ func (p *ReadParams) Validate() error {
 	if _, err := p.Source.one(); err != nil {
 		return err
 	}
+	if p.OutputBudget < 0 {
+		return &ParamError{Field: "outputBudget", Msg: "must be positive"}
+	}
+	if err := checkRange("outputBudget", p.OutputBudget, 100, render.MaxOutputBudget); err != nil {
+		return err
+	}
 	return checkRange("limit", p.Limit, 1, max)
 }
 
@@ -47,7 +55,7 @@ var Read = Register(&Command[ReadParams, engine.ReadResult]{
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *ReadParams) (engine.ReadResult, error) {
 		src, _ := p.Source.one()
-		res, err := env.Engine.Read(ctx, engine.ReadParams{Cursor: p.Cursor, Source: src, Mode: engine.ReadMode(p.Mode), Limit: p.Limit, Format: render.Format(p.Format)})
+		res, err := env.Engine.Read(ctx, engine.ReadParams{Cursor: p.Cursor, Source: src, Mode: engine.ReadMode(p.Mode), Limit: p.Limit, Format: render.Format(p.Format), OutputBudget: p.OutputBudget})
 		if errors.Is(err, engine.ErrUnknownID) {
 			err = &ParamError{Field: "cursor", Msg: err.Error()}
 		}

@@ -2,9 +2,11 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/model"
@@ -22,11 +24,16 @@ type SearchParams struct {
 	Kind           string     `json:"kind,omitempty" flag:"kind" meta:"KINDS" enum:"kind" list:"," help:"comma list of part kinds"`
 	Tool           string     `json:"tool,omitempty" flag:"tool" meta:"TOOLS" help:"comma list of tool names (bash, edit, read, ...)"`
 	Session        string     `json:"session,omitempty" flag:"session" meta:"ID" help:"only this session and its subagents"`
-	ExcludeSession string     `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session and its subagent family"`
+	ExcludeSession string     `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session, its subagent family and its forks"`
 	Mode           string     `json:"mode,omitempty" flag:"mode" meta:"MODE" enum:"searchMode" help:"how to match (default auto)"`
 	Group          string     `json:"group,omitempty" flag:"group" meta:"GROUP" enum:"group" help:"a few hits per session (session, the default) or every hit (none)"`
 	Explain        bool       `json:"explain,omitempty" flag:"explain" help:"say why each hit ranked where it did"`
 	Source         SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"only this source (repeat, or a comma list; default: every source)"`
+	Match          string     `json:"match,omitempty" flag:"match" meta:"MATCH" enum:"match" help:"ranked (default), literal (case-insensitive substring) or regex (Go RE2): literal and regex scan the history's full text, newest first"`
+	Author         string     `json:"author,omitempty" flag:"author" meta:"AUTHOR" enum:"author" help:"only what a person typed (human) or what an agent wrote (agent)"`
+	Continue       string     `json:"continue,omitempty" flag:"continue" meta:"CURSOR" help:"literal/regex: resume a scan where the last one stopped (its continue field)"`
+	ScanMB         int        `json:"scanMB,omitempty" flag:"scan-mb" help:"literal/regex: MiB of text to read at most (default 256)"`
+	ScanMS         int        `json:"scanMs,omitempty" flag:"scan-ms" help:"literal/regex: milliseconds to scan at most (default 1500, max 10000)"`
 
 	after, before int64
 }
@@ -56,6 +63,19 @@ func (p *SearchParams) Validate() error {
 	if p.Limit < 0 {
 		return &ParamError{Field: "limit", Msg: "must be positive"}
 	}
+	if err := checkRange("scanMB", p.ScanMB, 1, 1<<14); err != nil {
+		return err
+	}
+	if err := checkRange("scanMs", p.ScanMS, 1, int(engine.MaxScanTime/time.Millisecond)); err != nil {
+		return err
+	}
+	scan := p.Match == string(query.MatchLiteral) || p.Match == string(query.MatchRegex)
+	if !scan && (p.Continue != "" || p.ScanMB != 0 || p.ScanMS != 0) {
+		return &ParamError{Field: "match", Msg: "continue, scanMB and scanMs belong to a literal or regex match; add match literal or regex"}
+	}
+	if err := engine.CheckMatch(query.Match(p.Match), p.Query); err != nil {
+		return &ParamError{Field: "query", Msg: err.Error()}
+	}
 	return nil
 }
 
@@ -72,7 +92,7 @@ func checkQuerySize(field, s string) error {
 // once.
 func (p *SearchParams) engineParams() engine.SearchParams {
 	f := query.Filter{Directory: p.Directory, After: p.after, Before: p.before, Tools: splitList(p.Tool),
-		Session: p.Session, ExcludeSession: p.ExcludeSession, Sources: p.Source.names()}
+		Session: p.Session, ExcludeSession: p.ExcludeSession, Sources: p.Source.names(), Author: query.Author(p.Author)}
 	for _, k := range splitList(p.Kind) {
 		f.Kinds = append(f.Kinds, model.Kind(k))
 	}
@@ -80,7 +100,8 @@ func (p *SearchParams) engineParams() engine.SearchParams {
 		f.Roles = []query.Role{query.Role(p.Role)}
 	}
 	return engine.SearchParams{Query: p.Query, Filter: f, Limit: p.Limit, Mode: query.Mode(p.Mode),
-		Group: query.Group(p.Group), Explain: p.Explain}
+		Group: query.Group(p.Group), Explain: p.Explain, Match: query.Match(p.Match), Continue: p.Continue,
+		ScanBytes: int64(p.ScanMB) << 20, ScanTime: time.Duration(p.ScanMS) * time.Millisecond}
 }
 
 // Search is `search`: ranked hits over every session. Its notices (a
@@ -92,10 +113,16 @@ var Search = Register(&Command[SearchParams, engine.SearchResult]{
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *SearchParams) (engine.SearchResult, error) {
 		ep := p.engineParams()
-		if ep.Filter.ExcludeSession == "" {
+		// The door's own session (the plugin's live one) is left out of
+		// searches across history, never out of one that names a session
+		// to search in: that is the agent asking about its own past.
+		if ep.Filter.ExcludeSession == "" && ep.Filter.Session == "" {
 			ep.Filter.ExcludeSession = env.ExcludeSession
 		}
 		res, err := env.Engine.Search(ctx, ep)
+		if errors.Is(err, engine.ErrBadCursor) && p.Continue != "" {
+			err = &ParamError{Field: "continue", Msg: err.Error()}
+		}
 		if err == nil {
 			for _, n := range res.Notices {
 				env.notify(n)
@@ -117,9 +144,14 @@ func printSearch(w io.Writer, res engine.SearchResult) error {
 		fmt.Fprintln(w, "partial: the search ran out of time and these are the hits found so far; narrow it (--directory, --after, fewer words) for all of them")
 	}
 	if len(res.Hits) == 0 {
-		_, err := fmt.Fprintln(w, "no matches")
-		return err
+		fmt.Fprintln(w, "no matches")
+		for _, s := range res.Suggestions {
+			fmt.Fprintf(w, "  try: %s\n", s.Text)
+		}
+		printCoverage(w, res)
+		return nil
 	}
+	defer printCoverage(w, res)
 	var sources []string
 	for _, h := range res.Hits {
 		sources = append(sources, h.Source)
@@ -166,4 +198,31 @@ func explainText(score float64, x engine.Explain) string {
 		parts = append(parts, "query "+x.Match)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// printCoverage says how much a literal or regex scan read, and how to
+// resume it.
+func printCoverage(w io.Writer, res engine.SearchResult) {
+	c := res.Coverage
+	if c == nil {
+		return
+	}
+	state := "complete"
+	if !c.Complete {
+		state = "stopped before the end: more may match"
+	}
+	fmt.Fprintf(w, "scanned %d sessions, %d parts, %s (%s)\n", c.Sessions, c.Parts, humanBytes(c.Bytes), state)
+	if res.Continue != "" {
+		fmt.Fprintf(w, "more: recall search --match %s --continue %s (same query and filters)\n", res.Mode, res.Continue)
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

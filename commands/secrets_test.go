@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,15 @@ func sweepSecrets(t *testing.T, ps fixtures.Secrets) {
 	// leaks names the command that leaked, so a failure says where.
 	leaks := map[string][]string{}
 	runAll := func(args ...string) run {
-		r := cli(t, append(args, base...)...)
+		// The history flags go before a "--": after it they would be
+		// query text (and the search would run on the bundled demo).
+		full := append([]string(nil), args...)
+		if i := slices.Index(full, "--"); i >= 0 {
+			full = append(append(append([]string(nil), full[:i]...), base...), full[i:]...)
+		} else {
+			full = append(full, base...)
+		}
+		r := cli(t, full...)
 		if found := ps.Leaks(r.stdout + r.stderr); len(found) > 0 {
 			leaks[strings.Join(args, " ")] = found
 		}
@@ -82,9 +91,24 @@ func sweepSecrets(t *testing.T, ps fixtures.Secrets) {
 		}
 	}
 	words := append([]string{"env", "key", "token", "password", "secret", "Bearer", "PRIVATE KEY", "redacted", "BEGIN", "://", "AccountKey"}, ps.Searchable...)
+	gets := map[string]bool{}
 	for _, w := range words {
 		runAll("search", "--json", "--limit", "20", "--group", "none", "--", w)
 		runAll("search", "--limit", "20", "--", w)
+		// Literal scans read the history itself, and get pages it whole.
+		lit := runAll("search", "--match", "literal", "--json", "--limit", "50", "--", w)
+		var res struct{ Hits []struct{ Cursor string } }
+		_ = json.Unmarshal([]byte(lit.stdout), &res)
+		for _, h := range res.Hits {
+			if !gets[h.Cursor] {
+				gets[h.Cursor] = true
+				runAll("get", "--json", "--length", "100000", h.Cursor)
+				runAll("get", "--length", "37", "--offset", "11", h.Cursor)
+			}
+		}
+	}
+	if len(gets) == 0 {
+		t.Errorf("no literal hit to get: the get sweep would see nothing")
 	}
 	runAll("search", "--json", "--limit", "50", "")
 	runAll("status", "--json")
@@ -94,8 +118,10 @@ func sweepSecrets(t *testing.T, ps fixtures.Secrets) {
 	// Searching for a secret, or a piece of one, finds nothing that shows it.
 	for _, v := range append(ps.Values, ps.Contexts...) {
 		runAll("search", "--json", "--group", "none", "--", v)
+		runAll("search", "--match", "literal", "--json", "--", v)
 		if len(v) > 16 {
 			runAll("search", "--json", "--group", "none", "--", v[:16])
+			runAll("search", "--match", "literal", "--", v[:16])
 		}
 	}
 	leaked := map[string]bool{}
@@ -125,7 +151,19 @@ func sweepSecrets(t *testing.T, ps fixtures.Secrets) {
 		t.Errorf("%d of %d planted secrets leaked", len(leaked), len(ps.Values)+len(ps.Contexts))
 	}
 	for _, w := range ps.Searchable {
-		r := cli(t, append([]string{"search", "--json", "--", w}, base...)...)
+		r := cli(t, append(append([]string{"search", "--json"}, base...), "--", w)...)
+		if w == "ci-deployer" {
+			// Known (notes/agent-engine.md): the curl -u rule redacts the
+			// user name with the password (`-u [redacted:curl-auth-user]`),
+			// so the fixture's "searchable" user is not. This sweep ran on
+			// the bundled demo until its flags moved before "--", which
+			// hid it; the redaction owner decides. Pinned so a change shows.
+			lit := cli(t, append(append([]string{"search", "--match", "literal"}, base...), "--", w)...)
+			if strings.Contains(r.stdout, `"cursor"`) || !strings.Contains(lit.stdout, "[redacted:curl-auth-user]") {
+				t.Errorf("ci-deployer: the curl -u redaction changed (ranked: %t); update this pin and the notes", strings.Contains(r.stdout, `"cursor"`))
+			}
+			continue
+		}
 		if !strings.Contains(r.stdout, `"cursor"`) {
 			t.Errorf("surrounding words %q are no longer searchable", w)
 		}

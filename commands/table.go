@@ -125,7 +125,7 @@ func (e *ParamError) Error() string {
 func IsParamError(err error) bool {
 	var pe *ParamError
 	return errors.As(err, &pe) || errors.Is(err, engine.ErrQueryTooLong) || errors.Is(err, engine.ErrUnknownSource) ||
-		errors.Is(err, engine.ErrOptions) || errors.Is(err, engine.ErrAmbiguousID)
+		errors.Is(err, engine.ErrOptions) || errors.Is(err, engine.ErrAmbiguousID) || errors.Is(err, engine.ErrBadPattern)
 }
 
 // Env is what a command runs against. Doors fill in what they have.
@@ -145,8 +145,9 @@ type Env struct {
 	// keeps the index fresh instead).
 	NoSync bool
 	// ExcludeSession is left out of every search that names no
-	// excludeSession itself (the LSP's initializationOptions.excludeSession:
-	// the OpenCode plugin's own session).
+	// excludeSession and no session itself (the LSP's
+	// initializationOptions.excludeSession: the OpenCode plugin's own
+	// session, which a search naming it still searches).
 	ExcludeSession string
 	// Notify receives one-line notices for people (stderr, logMessage).
 	Notify func(string)

@@ -70,6 +70,9 @@ type ReadParams struct {
 	Mode   ReadMode // "" = the cursor's own hint, else around
 	Limit  int
 	Format render.Format // one of render.ReadFormats; "" = chatml
+	// OutputBudget is the bytes of each tool output the window shows
+	// (0 = render.DefaultOutputBudget, at most render.MaxOutputBudget).
+	OutputBudget int
 }
 
 // Range locates a window in its session (1-based, inclusive).
@@ -148,7 +151,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 		if err != nil {
 			return ReadResult{}, err
 		}
-		if kept := fitWindow(msgs, MaxWindowBytes); kept < len(msgs) {
+		if kept := fitWindow(msgs, MaxWindowBytes, p.OutputBudget); kept < len(msgs) {
 			msgs = msgs[:kept]
 			last = first + kept - 1
 			res.Range.Last = last + 1
@@ -162,7 +165,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	}
 	res.Nav = nav
 	w := render.Window{Source: sh.name, SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
-		First: first, Last: last, Total: total, Messages: msgs, Nav: nav}
+		First: first, Last: last, Total: total, Messages: msgs, Nav: nav, OutputBudget: min(p.OutputBudget, render.MaxOutputBudget)}
 	switch res.Format {
 	case render.FormatMarkdown:
 		res.Text = render.Markdown(w)
@@ -288,12 +291,13 @@ func (e *Engine) nav(ctx context.Context, sh *shard, sessionID string, first, la
 
 // fitWindow returns how many leading messages fit in budget bytes of
 // displayed text (always at least one).
-func fitWindow(msgs []model.Message, budget int) int {
+func fitWindow(msgs []model.Message, budget, outputBudget int) int {
+	head, tail := render.OutputCut(outputBudget)
 	size := 0
 	for i, m := range msgs {
 		for _, p := range m.Parts {
 			size += min(len(p.Text), render.DisplayTextMax) + min(len(p.Input), render.DisplayInputMax) +
-				min(len(p.Output)+len(p.Error), render.DisplayOutputHead+render.DisplayOutputTail) + 200
+				min(len(p.Output)+len(p.Error), head+tail) + 200
 		}
 		if size > budget && i > 0 {
 			return i

@@ -238,10 +238,10 @@ func TestChatMLEscaping(t *testing.T) {
 func TestFitWindow(t *testing.T) {
 	big := model.Message{Parts: []model.Part{{Kind: model.KindText, Text: strings.Repeat("x", 10000)}}}
 	msgs := []model.Message{big, big, big, big}
-	if n := fitWindow(msgs, 25000); n != 2 {
+	if n := fitWindow(msgs, 25000, 0); n != 2 {
 		t.Errorf("fit %d messages, want 2", n)
 	}
-	if n := fitWindow(msgs[:1], 10); n != 1 {
+	if n := fitWindow(msgs[:1], 10, 0); n != 1 {
 		t.Errorf("a window always shows its first message, got %d", n)
 	}
 }

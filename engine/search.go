@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -67,6 +69,14 @@ type SearchParams struct {
 	PerSession int
 	Explain    bool
 	Timeout    time.Duration // 0 = DefaultSearchTimeout
+	// Match is ranked (the index) or a literal or regex scan of the
+	// history's full text; Continue resumes such a scan (a result's
+	// Continue), ScanBytes and ScanTime bound it (0 = DefaultScanBytes,
+	// DefaultScanTime).
+	Match     query.Match
+	Continue  string
+	ScanBytes int64
+	ScanTime  time.Duration
 }
 
 // Hit is one search result.
@@ -110,8 +120,14 @@ type SearchResult struct {
 	Notices     []string   `json:"notices,omitempty"`
 	Corrections []string   `json:"corrections,omitempty"`
 	Partial     bool       `json:"partial,omitempty"`
-	Index       Freshness  `json:"index"`
-	TookMS      int64      `json:"tookMs"`
+	// Coverage (literal and regex matches) says how much was read;
+	// Continue resumes the scan where it stopped (absent when complete).
+	Coverage *Coverage `json:"coverage,omitempty"`
+	Continue string    `json:"continue,omitempty"`
+	// Suggestions, when nothing matched, say what would.
+	Suggestions []Suggestion `json:"suggestions,omitempty"`
+	Index       Freshness    `json:"index"`
+	TookMS      int64        `json:"tookMs"`
 }
 
 // Search runs a ranked query over the index.
@@ -133,6 +149,11 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	timeout := p.Timeout
 	if timeout <= 0 {
 		timeout = DefaultSearchTimeout
+		if scan := min(cmp.Or(p.ScanTime, DefaultScanTime), MaxScanTime); p.Match != "" && p.Match != query.MatchRanked {
+			// A scan's own budget stops it; the search's leaves time to
+			// render what it found.
+			timeout = max(timeout, scan+DefaultScanTime)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -142,12 +163,31 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	if err != nil {
 		return res, err
 	}
+	if f.ExcludeSession != "" {
+		// Its forks are its family too (index.Origins says how they are
+		// recognised); each shard knows its own.
+		f.ExcludeRoots = slices.Clone(f.ExcludeRoots)
+		for _, sh := range shs {
+			forks, err := sh.forks(ctx, f.ExcludeSession)
+			if err != nil {
+				return res, sh.wrap(err)
+			}
+			for _, id := range forks {
+				if !slices.Contains(f.ExcludeRoots, id) {
+					f.ExcludeRoots = append(f.ExcludeRoots, id)
+				}
+			}
+		}
+		p.Filter = f
+	}
 	q := query.Parse(p.Query)
 	if n := len(q.Overlong); n > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("left out %s longer than %d characters (%q): words that long are not indexed; search for a part of it",
 			render.Count(n, "word"), tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
 	}
 	switch {
+	case p.Match == query.MatchLiteral || p.Match == query.MatchRegex:
+		err = e.matchSearch(ctx, shs, p, &res)
 	case q.Empty() && len(q.ExcludeTerms) == 0 && len(q.ExcludePhrases) == 0 && strings.TrimSpace(p.Query) != "":
 		// Text with nothing searchable in it: no matches, said so, rather
 		// than recent activity passed off as its results.
@@ -166,6 +206,9 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		res.Partial = true
 		res.Notices = append(res.Notices, fmt.Sprintf("search stopped at its %s budget; results are partial", timeout))
 		err = nil
+	}
+	if err == nil {
+		e.suggest(ctx, shs, p, q, &res)
 	}
 	res.Index = e.freshness(context.WithoutCancel(ctx), shs)
 	res.TookMS = time.Since(start).Milliseconds()
@@ -226,3 +269,24 @@ func (e *Engine) recent(ctx context.Context, shs []*shard, p SearchParams, f que
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// Suggestion is one thing to try when a search found nothing.
+type Suggestion struct {
+	// Kind is term (a near word of the index's vocabulary), filter (a
+	// filter that removed every hit), match (try a literal match) or
+	// coverage (what was searched).
+	Kind string `json:"kind"`
+	// Text says it for people and models.
+	Text string `json:"text"`
+	// Term: the word as typed and the indexed word near it.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Filter: its param name and how many hits the search has without it.
+	Filter string `json:"filter,omitempty"`
+	Hits   int    `json:"hits,omitempty"`
+	// Match: the match mode to try.
+	Match query.Match `json:"match,omitempty"`
+	// Coverage: how many sessions and parts (documents) were searched.
+	Sessions int `json:"sessions,omitempty"`
+	Parts    int `json:"parts,omitempty"`
+}

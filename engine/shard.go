@@ -38,6 +38,7 @@ type shard struct {
 	ix     *index.Index
 	ixOpts index.Options
 	vocab  *vocabCache
+	forkc  forkCache       // session origins, for fork families (forks.go)
 	vec    shardVectors    // the in-memory vectors (semantic.go)
 	said   map[string]bool // notices already given, so each is said once
 }

@@ -72,6 +72,23 @@ func snippetSized(text string, needles []needle, lead bool, size int) (string, [
 		}
 	}
 	sort.Slice(hits, func(a, b int) bool { return hits[a].start < hits[b].start })
+	return snippetHits(text, hits, lead, size)
+}
+
+// snippetAt is the snippet of text around the byte ranges at (a literal
+// or regex scan's matches), each its own term of equal weight.
+func snippetAt(text string, at [][2]int) (string, [][2]int) {
+	hits := make([]snipHit, len(at))
+	for i, a := range at {
+		hits[i] = snipHit{start: a[0], end: a[1], group: i, weight: 1}
+	}
+	sort.Slice(hits, func(a, b int) bool { return hits[a].start < hits[b].start })
+	return snippetHits(text, hits, false, snippetMax)
+}
+
+// snippetHits cuts the windows of text that show the most of hits (sorted
+// by start) within size characters.
+func snippetHits(text string, hits []snipHit, lead bool, size int) (string, [][2]int) {
 	if utf8.RuneCountInString(text) <= size {
 		return render1(text, [][2]int{{0, len(text)}}, hits)
 	}

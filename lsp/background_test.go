@@ -347,6 +347,16 @@ func sweepLSPSecrets(t *testing.T, planted fixtures.Secrets) {
 		queries := append([]string{"", "key", "token", "password", "secret", "AKIA", "ghp", "sk-proj", "sk_live", "BEGIN", "AccountKey"}, planted.Searchable...)
 		for _, q := range append(queries, planted.Values...) {
 			call("recall/search", map[string]any{"query": q, "limit": 50})
+			if strings.TrimSpace(q) == "" {
+				continue
+			}
+			// A literal scan reads the history itself; get pages a hit's
+			// part whole from it.
+			var lit struct{ Hits []struct{ Cursor string } }
+			_ = json.Unmarshal(call("recall/search", map[string]any{"query": q, "match": "literal", "limit": 20}), &lit)
+			for _, h := range lit.Hits {
+				call("recall/get", map[string]any{"id": h.Cursor, "length": 100000})
+			}
 		}
 		call("recall/status", map[string]any{})
 		doc := "file:///secrets-hover.txt"

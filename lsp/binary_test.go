@@ -132,6 +132,55 @@ func TestBinaryOverStdio(t *testing.T) {
 	})
 }
 
+// TestDaemonOutlivesItsClientByItsIdleTime: a client that dies without
+// shutdown (its parent killed: stdin closes; or the forwarder itself
+// killed) leaves the daemon nothing to serve, and it exits after its idle
+// time, removing its socket, which lives in $XDG_RUNTIME_DIR/recall.
+func TestDaemonOutlivesItsClientByItsIdleTime(t *testing.T) {
+	bin := recallBinary(t)
+	db, _ := filepath.Abs(fixtureDB)
+	for _, how := range []string{"stdin closed", "SIGKILL"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			rt, err := os.MkdirTemp("", "rcl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(rt)
+			const idle = 2 * time.Second
+			env := append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_RUNTIME_DIR="+rt, "RECALL_NO_DAEMON=", "RECALL_DAEMON_IDLE="+idle.String())
+			c := startBinaryClient(t, bin, env, "--db", db, "--index", filepath.Join(dir, "index.db"))
+			pid := daemonPID(t, rt)
+			socks, _ := filepath.Glob(filepath.Join(rt, "recall", "*.sock"))
+			if len(socks) != 1 {
+				t.Fatalf("sockets in $XDG_RUNTIME_DIR/recall: %v", socks)
+			}
+			if how == "SIGKILL" {
+				c.cmd.Process.Kill()
+			} else {
+				c.stdin.Close()
+			}
+			c.cmd.Wait()
+			left := time.Now()
+			// Connected, the daemon would stay; gone, it must exit within its
+			// idle time plus the ticker's second and a margin for a loaded machine.
+			deadline := left.Add(idle + 4*time.Second)
+			for !processGone(pid) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the daemon %d outlived its client by more than %v", pid, time.Since(left))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if gone := time.Since(left); gone < idle-200*time.Millisecond {
+				t.Errorf("the daemon exited %v after its client left, before its idle time %v", gone, idle)
+			}
+			if _, err := os.Stat(socks[0]); !os.IsNotExist(err) {
+				t.Errorf("the daemon left its socket %s: %v", socks[0], err)
+			}
+		})
+	}
+}
+
 // daemonPID reads the one daemon's pid from its lock file.
 func daemonPID(t *testing.T, runtime string) int {
 	t.Helper()
@@ -148,18 +197,29 @@ func daemonPID(t *testing.T, runtime string) int {
 }
 
 // binaryClient is one editor session against `recall lsp args...`.
-func binaryClient(t *testing.T, bin string, env []string, args ...string) {
+// liveClient is a `recall lsp` child that has initialized and searched.
+type liveClient struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *strings.Builder
+	send   func(map[string]any)
+	await  func(id int, until string) map[string]any
+}
+
+// startBinaryClient starts `recall lsp` with args, initializes it and runs
+// one search; the caller ends it (cmd.Process is killed at cleanup).
+func startBinaryClient(t *testing.T, bin string, env []string, args ...string) *liveClient {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"lsp", "--stdio"}, args...)...)
 	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdoutPipe, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	out := bufio.NewReader(stdoutPipe)
 	frames := make(chan map[string]any, 100)
 	go func() {
@@ -223,6 +283,15 @@ func binaryClient(t *testing.T, bin string, env []string, args ...string) {
 	if !strings.Contains(string(b), "Investigate nightly worker failure") {
 		t.Errorf("search over stdio: %s", b)
 	}
+	return &liveClient{cmd: cmd, stdin: stdin, stderr: stderr, send: send, await: await}
+}
+
+// binaryClient speaks LSP to `recall lsp` like an editor, from initialize to
+// shutdown and exit.
+func binaryClient(t *testing.T, bin string, env []string, args ...string) {
+	t.Helper()
+	c := startBinaryClient(t, bin, env, args...)
+	send, await, stdin, cmd, stderr := c.send, c.await, c.stdin, c.cmd, c.stderr
 	send(map[string]any{"id": 3, "method": "shutdown"})
 	await(3, "")
 	send(map[string]any{"method": "exit"})

@@ -190,7 +190,7 @@ var (
 	// Cursors (c1:source:id.tag) differ run to run with the user's key;
 	// the placeholder kept its old spelling so goldens show only real
 	// changes.
-	cursorRE = regexp.MustCompile(`c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	cursorRE = regexp.MustCompile(`m1:[a-z0-9-]+:[a-z0-9]+:[A-Za-z0-9_~-]+:\d+\.\d+\.\d+:[0-9a-f]+\.[A-Za-z0-9_-]{8}|c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
 	tmpRE    = regexp.MustCompile(`/tmp/Test[^"\s)]*`)
 	// Ages ("3 days ago") grow with the clock; the fixture's times do not.
 	ageRE = regexp.MustCompile(`\b(\d+ (second|minute|hour|day|month|year)s? ago|just now)\b`)

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -122,6 +123,33 @@ func (ix *Index) Forgotten(ctx context.Context) (map[string]bool, error) {
 			return nil, fmt.Errorf("read index: %w", err)
 		}
 		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// Origins keys each top-level session by where its history began: its
+// first message's creation time (ms) and its first prompt. OpenCode 1.18
+// records no link from a fork to its source (tools/ocgen/opencode-db.md
+// §7): a fork is a new top-level session holding copies of the source's
+// first messages under new ids, each keeping its original time.created.
+// So sessions with the same origin were forked one from the other, or
+// both from a third. Sessions without a first prompt have none.
+func (ix *Index) Origins(ctx context.Context) (map[string]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT s.id, s.first_prompt, m.created FROM sessions s
+		JOIN messages m ON m.session_id = s.id AND m.ord = 0 WHERE s.parent_id = '' AND s.first_prompt <> ''`)
+	if err != nil {
+		return nil, fmt.Errorf("read session origins: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, prompt string
+		var created int64
+		if err := rows.Scan(&id, &prompt, &created); err != nil {
+			return nil, fmt.Errorf("read session origins: %w", err)
+		}
+		sum := sha256.Sum256([]byte(prompt))
+		out[id] = fmt.Sprintf("%d:%x", created, sum[:12])
 	}
 	return out, rows.Err()
 }

@@ -128,11 +128,27 @@ func where(f query.Filter) (string, []any) {
 		conds = append(conds, `d.session_id <> ? AND d.root_id <> ? AND d.root_id <> coalesce((SELECT root_id FROM sessions WHERE id = ?), ?)`)
 		args = append(args, x, x, x, x)
 	}
+	if len(f.ExcludeRoots) > 0 {
+		conds = append(conds, `d.root_id NOT IN `+inList(len(f.ExcludeRoots)))
+		args = append(args, anys(f.ExcludeRoots)...)
+	}
+	switch f.Author {
+	case query.AuthorHuman:
+		conds = append(conds, humanDoc)
+	case query.AuthorAgent:
+		conds = append(conds, `NOT `+humanDoc)
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " AND " + strings.Join(conds, " AND "), args
 }
+
+// humanDoc is what a person typed (query.AuthorHuman): a user-role part
+// that is not synthetic, of a kind people type, in a top-level session
+// (root_id is the session's own id only there: a subagent's user messages
+// are its parent agent's prompts).
+const humanDoc = `(d.role = 'user' AND d.synthetic = 0 AND d.root_id = d.session_id AND d.kind IN ('text','file','subtask'))`
 
 // inList renders "(?,?,…)" for n values.
 func inList(n int) string { return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")" }
@@ -321,4 +337,17 @@ func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
 	var n sql.NullInt64
 	err := ix.db.QueryRowContext(ctx, `SELECT sum(df) FROM vocab WHERE term >= ? AND term < ?`, token, token+"\uffff").Scan(&n)
 	return int(n.Int64), err
+}
+
+// MatchCount counts the documents matching expr under f, up to limit (a
+// bounded count: a suggestion says "12 hits" or "1000+", never scans the
+// whole index to say more).
+func (ix *Index) MatchCount(ctx context.Context, expr string, f query.Filter, limit int) (int, error) {
+	where, args := where(f)
+	q := `SELECT count(*) FROM (SELECT 1 FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?` + where + ` LIMIT ?)`
+	var n int
+	if err := ix.db.QueryRowContext(ctx, q, append(append([]any{expr}, args...), limit)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count matches: %w", err)
+	}
+	return n, nil
 }

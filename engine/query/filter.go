@@ -26,9 +26,16 @@ type Filter struct {
 	// when the session itself is not indexed yet (an agent searching from
 	// inside the session it is in).
 	ExcludeSession string
+	// ExcludeRoots are more families to leave out with ExcludeSession's:
+	// its forks (the engine fills them in from the index; a fork is a new
+	// top-level session OpenCode does not link to its source).
+	ExcludeRoots []string
 	// Sources will name the histories to search when there are several;
 	// nil means all of them.
 	Sources []string
+	// Author keeps what a person typed or what an agent wrote ("" keeps
+	// both).
+	Author Author
 }
 
 // Mode is how a search ranks: lexically (FTS5 BM25 and re-ranking),
@@ -46,6 +53,13 @@ const (
 // ModeRecent is the mode a result reports when the query asked for recent
 // activity (an empty query, "what did I do lately"); it cannot be asked for.
 const ModeRecent Mode = "recent"
+
+// ModeLiteral and ModeRegex are what a result reports for a literal or a
+// regex match (asked for with Match, not Mode).
+const (
+	ModeLiteral Mode = "literal"
+	ModeRegex   Mode = "regex"
+)
 
 // Modes lists the valid Mode values, in the order help text shows them.
 var Modes = []Mode{ModeAuto, ModeLexical, ModeSemantic, ModeHybrid}
@@ -135,3 +149,48 @@ func parseEnum[T ~string](s string, valid []T, def T) (T, error) {
 	}
 	return def, fmt.Errorf("%q is not one of %s", s, Join(valid))
 }
+
+// Match is how a search finds text: ranked (the index's BM25 and vectors)
+// or by scanning the history's full text for a literal or a regex.
+type Match string
+
+// The match modes.
+const (
+	MatchRanked  Match = "ranked"
+	MatchLiteral Match = "literal" // case-insensitive substring
+	MatchRegex   Match = "regex"   // Go RE2 syntax
+)
+
+// Matches lists the valid Match values.
+var Matches = []Match{MatchRanked, MatchLiteral, MatchRegex}
+
+// Valid reports whether m is one of Matches ("" counts: MatchRanked).
+func (m Match) Valid() bool { return m == "" || member(Matches, m) }
+
+// ParseMatch reads a match mode ("" is MatchRanked).
+func ParseMatch(s string) (Match, error) { return parseEnum(s, Matches, MatchRanked) }
+
+// Author is who wrote a text: a person, or an agent.
+type Author string
+
+// The authors a search can keep.
+const (
+	// AuthorHuman keeps what a person typed: user-role parts that are not
+	// synthetic (OpenCode's attachments, shell notes, continuations,
+	// plugin-injected text), not a compaction's, and not in a subagent
+	// session (whose user messages the parent agent wrote).
+	AuthorHuman Author = "human"
+	// AuthorAgent keeps everything else: what models wrote and what
+	// OpenCode, plugins and parent agents put in user messages.
+	AuthorAgent Author = "agent"
+)
+
+// Authors lists the valid Author values.
+var Authors = []Author{AuthorHuman, AuthorAgent}
+
+// Valid reports whether a is one of Authors ("" counts: no filter).
+func (a Author) Valid() bool { return a == "" || member(Authors, a) }
+
+// HumanKinds are the part kinds a person can type into a user message: a
+// prompt, an attached file, a subtask command.
+var HumanKinds = []model.Kind{model.KindText, model.KindFile, model.KindSubtask}

@@ -44,10 +44,11 @@ func Markdown(w Window) string {
 					body = p.Error
 				}
 				if body != "" {
-					shown, cutNow := cut(body, DisplayOutputHead, DisplayOutputTail)
+					head, tail := OutputCut(w.OutputBudget)
+					shown, cutNow := cut(body, head, tail)
 					b.WriteString(fence(shown, ""))
 					if orig := max(p.OutputLen, len(body)); cutNow || orig > len(body) {
-						fmt.Fprintf(&b, "_output truncated: %d characters in all_\n\n", orig)
+						fmt.Fprintf(&b, "_output truncated: %d characters in all; the whole output: `recall get %s`_\n\n", orig, p.ID)
 					}
 				}
 			case model.KindPatch:

@@ -99,3 +99,17 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrLocked) true for a lock held past the wait.
 func (e *Error) Is(target error) bool { return target == ErrLocked && e.Locked }
+
+// RawScanner is what a reader may add to make full-text scans fast: the
+// rows a history stores for one session, as stored (OpenCode's JSON), for
+// a cheap pre-filter before the session is decoded. A text that occurs in
+// a decoded part occurs in its row too when it holds nothing JSON escapes
+// (quotes, backslashes, control characters), so a session whose rows all
+// fail such a test cannot match.
+type RawScanner interface {
+	// ScanRaw calls test on each stored row of session s's parts (or
+	// messages, where a storage era keeps parts inline) and reports
+	// whether one passed, with how many rows and bytes it read. ok false:
+	// this session's storage cannot be pre-filtered; decode it.
+	ScanRaw(ctx context.Context, s model.Session, test func([]byte) bool) (hit bool, rows int, bytes int64, ok bool, err error)
+}

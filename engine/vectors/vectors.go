@@ -306,6 +306,7 @@ type Filter struct {
 	sessions      map[int32]bool
 	excludeRoot   int32
 	excludeSess   int32
+	excludeRoots  map[int32]bool // forks (query.Filter.ExcludeRoots)
 }
 
 // Compile compiles f for this set.
@@ -331,6 +332,14 @@ func (vs *Set) Compile(f query.Filter) *Filter {
 		}
 		if len(vf.sessions) == 0 {
 			vf.none = true
+		}
+	}
+	for _, r := range f.ExcludeRoots {
+		if id, ok := vs.ids.lookup(r); ok {
+			if vf.excludeRoots == nil {
+				vf.excludeRoots = map[int32]bool{}
+			}
+			vf.excludeRoots[id] = true
 		}
 	}
 	if x := f.ExcludeSession; x != "" {
@@ -373,7 +382,7 @@ func (vf *Filter) pass(vs *Set, i int) bool {
 	if vf.sessions != nil && !vf.sessions[vs.sess[i]] {
 		return false
 	}
-	if vf.excludeRoot >= 0 && vs.root[i] == vf.excludeRoot {
+	if vf.excludeRoot >= 0 && vs.root[i] == vf.excludeRoot || vf.excludeRoots[vs.root[i]] {
 		return false
 	}
 	if vf.excludeSess >= 0 && (vs.sess[i] == vf.excludeSess || vs.root[i] == vf.excludeSess) {

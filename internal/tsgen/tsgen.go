@@ -56,7 +56,8 @@ type union struct {
 // ModeRecent: a result reports it for a query that asked for recent
 // activity (it cannot be asked for).
 var stringTypes = map[reflect.Type]union{
-	reflect.TypeFor[query.Mode]():      {Name: "Mode", Values: strs(append(slices.Clone(query.Modes), query.ModeRecent)), Doc: "query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity)."},
+	reflect.TypeFor[query.Mode]():      {Name: "Mode", Values: strs(append(slices.Clone(query.Modes), query.ModeRecent, query.ModeLiteral, query.ModeRegex)), Doc: "query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity; literal or regex for a match scan)."},
+	reflect.TypeFor[query.Match]():     {Name: "Match", Values: strs(query.Matches), Doc: "query.Match: ranked search, or a literal or regex scan of the history's text."},
 	reflect.TypeFor[query.Group]():     {Name: "Group", Values: strs(query.Groups), Doc: "query.Group: a few hits per session, or every hit."},
 	reflect.TypeFor[query.Role]():      {Name: "Role", Values: strs(query.Roles), Doc: "query.Role: who wrote a message."},
 	reflect.TypeFor[model.Kind]():      {Name: "Kind", Values: strs(model.Kinds), Doc: "model.Kind: what a part of a message is."},
@@ -73,6 +74,8 @@ var enumNames = map[*commands.Enum]string{
 	commands.SearchModes:   "SearchMode",
 	commands.Groups:        "Group",
 	commands.ReadModes:     "ReadMode",
+	commands.Matches:       "Match",
+	commands.Authors:       "Author",
 	commands.ReadFormats:   "ReadFormat",
 	commands.ExportFormats: "ExportFormat",
 	commands.Shells:        "Shell",

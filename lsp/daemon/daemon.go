@@ -75,12 +75,18 @@ func Key(r engine.Resolved) string {
 }
 
 // RuntimeDir is where sockets live: $XDG_RUNTIME_DIR/recall, else a
-// directory under the temp dir named by uid. It must be a directory the
-// user owns with mode 0700, so no other user can reach or replace a socket.
+// private directory under the user's cache dir ($XDG_CACHE_HOME or
+// ~/.cache, then recall/run): not the shared temp dir, where another user
+// could create the directory first. Only when that path is too long for a
+// socket does it fall back to a directory under the temp dir named by uid.
+// Whichever it is must be a directory the user owns with mode 0700, so no
+// other user can reach or replace a socket.
 func RuntimeDir(getenv func(string) string) (string, error) {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("recall-%d", os.Getuid()))
 	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
 		dir = filepath.Join(d, "recall")
+	} else if c := userCacheDir(getenv); c != "" && len(filepath.Join(c, "recall", "run"))+len("/0123456789abcdef.sock") <= maxSocketPath {
+		dir = filepath.Join(c, "recall", "run")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("runtime dir: %w", err)
@@ -89,6 +95,21 @@ func RuntimeDir(getenv func(string) string) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// maxSocketPath is the longest Unix socket path every platform takes
+// (sun_path is 104 bytes on macOS and the BSDs, 108 on Linux, with the NUL).
+const maxSocketPath = 103
+
+// userCacheDir is $XDG_CACHE_HOME, else $HOME/.cache; "" without either.
+func userCacheDir(getenv func(string) string) string {
+	if c := getenv("XDG_CACHE_HOME"); filepath.IsAbs(c) {
+		return c
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".cache")
+	}
+	return ""
 }
 
 // Paths are a key's socket, lock and log file.

@@ -260,3 +260,31 @@ func TestForwarderFallsBack(t *testing.T) {
 		t.Fatalf("fallback: %v", err)
 	}
 }
+
+// Without $XDG_RUNTIME_DIR the sockets live in a private directory under
+// the user's own cache dir, not in the shared temp dir, where another user
+// could create the directory first; only a path too long for a socket
+// falls back to the temp dir (checked like any runtime dir).
+func TestRuntimeDirWithoutXDG(t *testing.T) {
+	home := t.TempDir()
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	dir, err := RuntimeDir(env(map[string]string{"HOME": home}))
+	if want := filepath.Join(home, ".cache", "recall", "run"); err != nil || dir != want {
+		t.Fatalf("RuntimeDir = %q, %v; want %q", dir, err, want)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v, want 0700", dir, st.Mode(), err)
+	}
+	cache := filepath.Join(home, "cache")
+	if dir, err := RuntimeDir(env(map[string]string{"HOME": home, "XDG_CACHE_HOME": cache})); err != nil || dir != filepath.Join(cache, "recall", "run") {
+		t.Errorf("with XDG_CACHE_HOME: %q, %v", dir, err)
+	}
+	rt := filepath.Join(home, "rt")
+	if dir, err := RuntimeDir(env(map[string]string{"HOME": home, "XDG_RUNTIME_DIR": rt})); err != nil || dir != filepath.Join(rt, "recall") {
+		t.Errorf("with XDG_RUNTIME_DIR: %q, %v", dir, err)
+	}
+	long := filepath.Join(home, strings.Repeat("d", 90))
+	if dir, err := RuntimeDir(env(map[string]string{"HOME": long})); err != nil || dir != filepath.Join(os.TempDir(), fmt.Sprintf("recall-%d", os.Getuid())) {
+		t.Errorf("with a home too long for a socket path: %q, %v", dir, err)
+	}
+}

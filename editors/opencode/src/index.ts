@@ -1,11 +1,13 @@
 // OpenCode plugin "recall": the agent searches and reads the user's past
-// OpenCode sessions through `recall lsp`. This module exports one function
-// only: OpenCode treats every exported function as a plugin.
+// OpenCode sessions through `recall lsp`, and hooks bring history to it
+// unasked (hooks.ts). This module exports one function only: OpenCode
+// treats every exported function as a plugin.
 
 import { appendFileSync } from "node:fs"
-import type { Plugin } from "@opencode-ai/plugin"
+import type { Hooks, Plugin } from "@opencode-ai/plugin"
 import { RecallServer } from "./client.js"
 import { resolveConfig } from "./config.js"
+import { createHooks } from "./wiring.js"
 import { createTools, HitMemory, sessionRoots } from "./tools.js"
 
 export const RecallPlugin: Plugin = async (input, options) => {
@@ -32,8 +34,18 @@ export const RecallPlugin: Plugin = async (input, options) => {
     const res = await input.client.session.get({ path: { id } })
     return res.data?.parentID
   })
-  return {
+  const hooks: Hooks = {
     tool: createTools({ server, memory: new HitMemory(), rootOf }),
+    ...createHooks(cfg.hooks, {
+      server,
+      rootOf,
+      directory: input.directory,
+      messages: async (id) => {
+        const res = await input.client.session.messages({ path: { id } })
+        return (res.data ?? []) as never
+      },
+      ...(log ? { log } : {}),
+    }),
     // A session that just finished becomes searchable at once (the server's
     // watcher would see it within a second or two; this makes it certain).
     event: async ({ event }) => {
@@ -41,4 +53,5 @@ export const RecallPlugin: Plugin = async (input, options) => {
     },
     dispose: () => server.dispose(),
   }
+  return hooks
 }

@@ -17,6 +17,8 @@ export const Requests = {
   files: "recall/files",
   /** drop a session from Recall's index for good (OpenCode's own history is not touched) */
   forget: "recall/forget",
+  /** one part or message exactly as OpenCode stored it (read from the history), paged by characters */
+  get: "recall/get",
   /** a bounded window of a session around a cursor, as ChatML, markdown or JSON */
   read: "recall/read",
   /** re-read every session of the history (sync with force) (takes no params) */
@@ -43,6 +45,8 @@ export const Commands = {
   files: "recall.files",
   /** drop a session from Recall's index for good (OpenCode's own history is not touched) */
   forget: "recall.forget",
+  /** one part or message exactly as OpenCode stored it (read from the history), paged by characters */
+  get: "recall.get",
   /** a bounded window of a session around a cursor, as ChatML, markdown or JSON */
   read: "recall.read",
   /** re-read every session of the history (sync with force) (takes no params) */
@@ -86,6 +90,7 @@ export interface RequestTypes {
   "recall/cite": [CiteParams, Citation];
   "recall/files": [FilesParams, FileSessionsResult];
   "recall/forget": [ForgetParams, ForgetResult];
+  "recall/get": [GetParams, GetResult];
   "recall/read": [ReadParams, ReadResult];
   "recall/reindex": [Record<string, never>, SyncResult];
   "recall/search": [SearchParams, SearchResult];
@@ -101,6 +106,7 @@ export interface CommandTypes {
   "recall.cite": [CiteParams, Citation];
   "recall.files": [FilesParams, FileSessionsResult];
   "recall.forget": [ForgetParams, ForgetResult];
+  "recall.get": [GetParams, GetResult];
   "recall.read": [ReadParams, ReadResult];
   "recall.reindex": [Record<string, never>, SyncResult];
   "recall.search": [SearchParams, SearchResult];
@@ -124,6 +130,10 @@ export type RequestParams<M extends keyof RequestTypes> = RequestTypes[M][0];
 /** The result of request M. */
 export type RequestResult<M extends keyof RequestTypes> = RequestTypes[M][1];
 
+/** The values of a author param. */
+export const AuthorValues = ["human", "agent"] as const;
+export type Author = (typeof AuthorValues)[number];
+
 /** render.Format: how a window or an export is written. */
 export const FormatValues = ["chatml", "markdown", "json", "jsonl"] as const;
 export type Format = (typeof FormatValues)[number];
@@ -136,8 +146,12 @@ export type Group = (typeof GroupValues)[number];
 export const KindValues = ["text", "reasoning", "tool", "output", "patch", "subtask", "file", "title", "summary", "other"] as const;
 export type Kind = (typeof KindValues)[number];
 
-/** query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity). */
-export const ModeValues = ["auto", "lexical", "semantic", "hybrid", "recent"] as const;
+/** query.Match: ranked search, or a literal or regex scan of the history's text. */
+export const MatchValues = ["ranked", "literal", "regex"] as const;
+export type Match = (typeof MatchValues)[number];
+
+/** query.Mode: how a search matches (a result says what ran: never auto; recent for a query that asked for recent activity; literal or regex for a match scan). */
+export const ModeValues = ["auto", "lexical", "semantic", "hybrid", "recent", "literal", "regex"] as const;
 export type Mode = (typeof ModeValues)[number];
 
 /** The values of a read format param. */
@@ -215,6 +229,14 @@ export interface CiteParams {
   source?: string | string[];
 }
 
+/** engine.Coverage (in a result). */
+export interface Coverage {
+  sessions: number;
+  parts: number;
+  bytes: number;
+  complete: boolean;
+}
+
 /** engine.EmbedResult (in a result). */
 export interface EmbedResult {
   model: string;
@@ -281,6 +303,40 @@ export interface Freshness {
   stale: boolean;
   lagMs: number;
   busy?: boolean;
+}
+
+/** commands.GetParams (in params). */
+export interface GetParams {
+  /** a part id (prt_…), a message id (msg_…) or a search hit's cursor */
+  id: string;
+  /** characters to skip (a previous page's nextOffset) */
+  offset?: number;
+  /** characters of the page (default 8000, about 2.5k tokens; max 100000) */
+  length?: number;
+  /** with an id: the source that holds it (default: the first that does) */
+  source?: string | string[];
+}
+
+/** engine.GetResult (in a result). */
+export interface GetResult {
+  source: string;
+  sessionId: string;
+  messageId: string;
+  partId?: string;
+  kind: string;
+  role: string;
+  tool?: string;
+  status?: string;
+  input?: string;
+  inputChars?: number;
+  text: string;
+  offset: number;
+  length: number;
+  originalChars: number;
+  nextOffset: number | null;
+  pruned: boolean;
+  redacted?: boolean;
+  cursor: string;
 }
 
 /** engine.Hit (in a result). */
@@ -394,6 +450,8 @@ export interface ReadParams {
   format?: ReadFormat;
   /** with an id: the source that holds it (default: the first that does) */
   source?: string | string[];
+  /** bytes of each tool output shown, head and tail (default 1600, max 65536; recall get reads one whole) */
+  outputBudget?: number;
 }
 
 /** engine.ReadResult (in a result). */
@@ -434,7 +492,7 @@ export interface SearchParams {
   tool?: string;
   /** only this session and its subagents */
   session?: string;
-  /** leave out this session and its subagent family */
+  /** leave out this session, its subagent family and its forks */
   excludeSession?: string;
   /** how to match (default auto) */
   mode?: SearchMode;
@@ -444,6 +502,16 @@ export interface SearchParams {
   explain?: boolean;
   /** only this source (repeat, or a comma list; default: every source) */
   source?: string | string[];
+  /** ranked (default), literal (case-insensitive substring) or regex (Go RE2): literal and regex scan the history's full text, newest first */
+  match?: Match;
+  /** only what a person typed (human) or what an agent wrote (agent) */
+  author?: Author;
+  /** literal/regex: resume a scan where the last one stopped (its continue field) */
+  continue?: string;
+  /** literal/regex: MiB of text to read at most (default 256) */
+  scanMB?: number;
+  /** literal/regex: milliseconds to scan at most (default 1500, max 10000) */
+  scanMs?: number;
 }
 
 /** engine.SearchResult (in a result). */
@@ -453,6 +521,9 @@ export interface SearchResult {
   notices?: string[];
   corrections?: string[];
   partial?: boolean;
+  coverage?: Coverage;
+  continue?: string;
+  suggestions?: Suggestion[];
   index: Freshness;
   tookMs: number;
 }
@@ -579,6 +650,19 @@ export interface Status {
 export interface StatusParams {
   /** only this source (repeat, or a comma list; default: every source) */
   source?: string | string[];
+}
+
+/** engine.Suggestion (in a result). */
+export interface Suggestion {
+  kind: string;
+  text: string;
+  from?: string;
+  to?: string;
+  filter?: string;
+  hits?: number;
+  match?: Match;
+  sessions?: number;
+  parts?: number;
 }
 
 /** commands.SyncParams (in params). */

@@ -11,6 +11,7 @@ manifest = json.load(open(sys.argv[2]))
 sessions = manifest["sessions"] if isinstance(manifest, dict) else manifest
 ids = {s["key"]: s["id"] for s in sessions}
 PLANT, RECALL, LATER = ids["plant"], ids["recall"], ids["later"]
+FAIL1, FAIL2, COMPACT, REGEX = ids["fail1"], ids["fail2"], ids["compact"], ids["regex"]
 row = db.execute("select id from session where parent_id = ?", (RECALL,)).fetchone()
 CHILD = row[0] if row else None
 print(f"sessions: plant={PLANT} recall={RECALL} (subagent {CHILD}) later={LATER}")
@@ -91,6 +92,41 @@ check(p["status"] == "error" and "hit 99 does not exist" in p["output"], "histor
 p = nth(LATER, "history_read", 2)
 check(p["status"] == "error" and "search again" in p["output"], "history_read with a bad cursor: a clear tool error", p)
 
+# Failure recall: the second failing migration cites the first session that
+# met the error, with what followed it there; the first one had nothing to cite.
+p = nth(FAIL2, "bash", 1)
+check(p["status"] == "completed" and '[recall] Seen before in "Run the invoice migrations"' in p["output"]
+      and "apply the migrations in order" in p["output"] and 'history_read {"cursor": "c1:' in p["output"],
+      "failure recall: a failing bash command gets one cited line naming the earlier session with the same error and its fix", p)
+cited = [l for l in p["output"].splitlines() if l.startswith("[recall]")]
+check(len(cited) == 1 and len(cited[0].encode()) <= 300, f"failure recall adds one line of <= 300 bytes ({len(cited[0].encode()) if cited else 0})", p)
+p = nth(FAIL1, "bash", 1)
+check(p["status"] == "completed" and "invoice_lines" in p["output"] and "[recall]" not in p["output"],
+      "failure recall adds nothing when no past session met the error", p)
+
+# Compaction: the agent recovers a tool output from before the compaction
+# in its own session through history_search {session: current} + history_get.
+p = nth(COMPACT, "history_search", 1)
+check(p["status"] == "completed" and "this session only" in p["output"] and "bash" in p["output"],
+      "history_search {session: current} finds the session's own pre-compaction tool output", p)
+p = nth(COMPACT, "history_get", 1)
+check(p["status"] == "completed" and "build id kestrel-5521 issued for artifact ledger-7f3a" in p["output"]
+      and "build passed: 28 steps" in p["output"] and " chars" in p["output"].splitlines()[0],
+      "history_get {hit: 1} returns that whole output with its size", p)
+summary = db.execute("select count(*) from message where session_id = ? and json_extract(data, '$.summary') = 1", (COMPACT,)).fetchone()[0]
+check(summary >= 1, f"the session was compacted before the recovery ({summary} summary message)")
+
+# Regex with a budget: the first scan stops, continue resumes it to the end.
+p = nth(REGEX, "history_search", 1)
+check(p["status"] == "completed" and "stopped at its budget" in p["output"], "a regex search with a 1 ms budget stops and says how to resume", p)
+p2 = nth(REGEX, "history_search", 2)
+check(p2["status"] == "completed" and "(all of it)" in p2["output"]
+      and "Investigate nightly worker failure" in (p["output"] + p2["output"]),
+      "continue: true resumes it; the scan completes and finds ERR_QUOTA_7731", p2)
+p = nth(REGEX, "history_sessions", 1)
+check(p["status"] == "completed" and "(page 2)" in (p["title"] or "") and p["output"].count("\n[") == 2,
+      'history_sessions {"limit": "2", "page": "2"} (strings, as models send them) lists page 2', p)
+
 # What the model was offered: the plugin's zod schemas (bundled zod 4.1.8)
 # became JSON schema with descriptions and enums in OpenCode's request.
 if len(sys.argv) > 4:
@@ -101,18 +137,36 @@ if len(sys.argv) > 4:
             fn = t.get("function", {})
             if fn.get("name", "").startswith("history_"):
                 offered[fn["name"]] = fn
+    reminder = compaction = 0
+    for line in open(sys.argv[4]):
+        rec = json.loads(line)
+        msgs = (rec.get("body") or {}).get("messages") or []
+        text = json.dumps(msgs)
+        if rec.get("kind") == "step" and any(m.get("role") == "system" and "[recall] The user's past OpenCode sessions are searchable" in json.dumps(m.get("content")) for m in msgs):
+            reminder += 1
+        if rec.get("kind") == "compaction" and "[recall] Durable facts of this session" in text and "cat logs/build.log" in text:
+            compaction += 1
+    check(reminder > 0, f"the system reminder is in the requests the model receives ({reminder} requests)")
+    check(compaction == 1, f"compaction recall: the compaction request carries the session's durable facts ({compaction})")
     read = offered.get("history_read", {})
     props = (read.get("parameters") or {}).get("properties", {})
-    check(set(offered) == {"history_search", "history_read", "history_sessions"}
+    check(set(offered) == {"history_search", "history_read", "history_get", "history_sessions", "history_files", "history_status"}
           and "Result number N" in props.get("hit", {}).get("description", "")
           and "head" in props.get("mode", {}).get("enum", [])
-          and "history_search" in read.get("description", ""),
-          "the model is offered the three tools with described, typed parameters")
+          and '"hit": N' in read.get("description", ""),
+          "the model is offered the six tools with described, typed parameters")
+    schema_bytes = sum(len(json.dumps(offered[k])) for k in offered)
+    print(f"measure: tool schemas {schema_bytes} bytes (~{schema_bytes // 4} tokens) in every request")
+
+for label, part in (("search (8 hits max)", nth(RECALL, "history_search", 1)), ("read {hit: 1, limit: 6}", nth(RECALL, "history_read", 1)),
+                    ("get {hit: 1}", nth(COMPACT, "history_get", 1)), ("sessions {limit: 5}", nth(RECALL, "history_sessions", 1))):
+    n = len(str(part["output"]).encode())
+    print(f"measure: {label}: {n} bytes (~{n // 4} tokens)")
 
 with open(sys.argv[3], "w") as f:
     f.write("# Recall OpenCode plugin: the tool parts OpenCode 1.18.33 recorded in editors/opencode/test/run.sh\n")
     f.write("# (scripted model, real opencode, real `recall lsp`). Ids, cursors and times change with every run.\n")
-    for label, sid in (("recall", RECALL), ("recall's subagent", CHILD), ("later", LATER)):
+    for label, sid in (("recall", RECALL), ("recall's subagent", CHILD), ("later", LATER), ("fail2", FAIL2), ("compact", COMPACT), ("regex", REGEX)):
         if not sid:
             continue
         f.write(f"\n######## session {label} ({sid})\n")

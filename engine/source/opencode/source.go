@@ -595,3 +595,49 @@ func (s *Source) Messages(ctx context.Context, ss model.Session, fn func(*model.
 		return s.v1Messages(ctx, ss, keep)
 	}
 }
+
+// ScanRaw implements source.RawScanner for the database eras: the part
+// rows of a v1 session, the session_message rows of a v2 one, read as
+// stored. The legacy JSON tree is not pre-filtered (ok false).
+func (s *Source) ScanRaw(ctx context.Context, ss model.Session, test func([]byte) bool) (hit bool, rows int, n int64, ok bool, err error) {
+	if err := s.ready(ctx); err != nil {
+		return false, 0, 0, false, err
+	}
+	var qs []string
+	switch ss.Era {
+	case EraV1:
+		qs = []string{`SELECT data FROM part WHERE session_id = ?`}
+	case EraV2:
+		qs = []string{`SELECT data FROM session_message WHERE session_id = ?`}
+		if s.hasV1 {
+			qs = append(qs, `SELECT data FROM part WHERE session_id = ?`)
+		}
+	default:
+		return false, 0, 0, false, nil
+	}
+	for _, q := range qs {
+		r, err := s.db.QueryContext(ctx, q, ss.ID)
+		if err != nil {
+			return false, rows, n, true, describeDBError(s.dbPath, err)
+		}
+		for r.Next() {
+			var data sql.RawBytes
+			if err := r.Scan(&data); err != nil {
+				r.Close()
+				return false, rows, n, true, describeDBError(s.dbPath, err)
+			}
+			rows++
+			n += int64(len(data))
+			if test(data) {
+				r.Close()
+				return true, rows, n, true, nil // the session is decoded next: no need to read on
+			}
+		}
+		if err := r.Err(); err != nil {
+			r.Close()
+			return false, rows, n, true, describeDBError(s.dbPath, err)
+		}
+		r.Close()
+	}
+	return hit, rows, n, true, nil
+}

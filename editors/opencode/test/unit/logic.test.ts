@@ -3,12 +3,13 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { RecallError } from "../../src/client.js"
-import { defaultDatabase, resolveConfig } from "../../src/config.js"
+import { defaultDatabase, HookDefaults, resolveConfig } from "../../src/config.js"
 import { formatRead, formatSearch, formatSessions, lagging, oneLine, shortTime } from "../../src/format.js"
 import type { Hit, SearchResult, SessionInfo } from "../../src/protocol.gen.js"
 import {
   describeFailure,
   HitMemory,
+  pageArg,
   readParams,
   searchParams,
   sessionRoots,
@@ -65,15 +66,21 @@ function session(id: string, extra: Partial<SessionInfo> = {}): SessionInfo {
 
 describe("searchParams", () => {
   it("maps the tool arguments and excludes the current session", () => {
-    const p = searchParams({ query: "ERR_QUOTA_7731", limit: 5, after: "2d", role: "user", kind: "output", tool: "bash", mode: "lexical" }, ctx)
-    assert.deepEqual(p, { query: "ERR_QUOTA_7731", limit: 5, after: "2d", role: "user", kind: "output", tool: "bash", mode: "lexical", excludeSession: "ses_current" })
+    const p = searchParams({ query: "ERR_QUOTA_7731", limit: 5, since: "2d", until: "1d", role: "user", kind: "output", tool: "bash", mode: "lexical", group: "none", explain: true }, ctx)
+    assert.deepEqual(p, { query: "ERR_QUOTA_7731", limit: 5, after: "2d", before: "1d", role: "user", kind: "output", tool: "bash", mode: "lexical", group: "none", explain: true, excludeSession: "ses_current" })
+  })
+  it('session "current" searches the live session (not excluded); another id searches that one', () => {
+    assert.deepEqual(searchParams({ query: "x", session: "current" }, ctx), { query: "x", limit: 8, session: "ses_current" })
+    assert.deepEqual(searchParams({ query: "x", session: " THIS " }, ctx), { query: "x", limit: 8, session: "ses_current" })
+    assert.deepEqual(searchParams({ query: "x", session: "ses_other" }, ctx), { query: "x", limit: 8, session: "ses_other" })
+    assert.equal(searchParams({ query: "x", session: "" }, ctx).excludeSession, "ses_current")
   })
   it("defaults and clamps the limit, coerces numeric strings, drops empty strings", () => {
     assert.equal(searchParams({ query: "x" }, ctx).limit, 8)
     assert.equal(searchParams({ query: "x", limit: 0 }, ctx).limit, 8)
     assert.equal(searchParams({ query: "x", limit: 500 }, ctx).limit, 50)
     assert.equal(searchParams({ query: "x", limit: "3" as unknown as number }, ctx).limit, 3)
-    const p = searchParams({ query: "x", after: "  ", directory: "" }, ctx)
+    const p = searchParams({ query: "x", since: "  ", directory: "" }, ctx)
     assert.equal(p.after, undefined)
     assert.equal(p.directory, undefined)
   })
@@ -88,11 +95,18 @@ describe("searchParams", () => {
 })
 
 describe("sessionsParams", () => {
-  it("maps filter, dates, limit and the page token", () => {
-    assert.deepEqual(sessionsParams({ filter: "worker", before: "2026-12-01", limit: 99, page: "rp1.x" }, ctx), {
-      filter: "worker", before: "2026-12-01", limit: 50, cursor: "rp1.x",
+  it("maps filter, dates, parent and limit", () => {
+    assert.deepEqual(sessionsParams({ filter: "worker", until: "2026-12-01", limit: 99, parent: "current" }, ctx), {
+      filter: "worker", before: "2026-12-01", limit: 50, parent: "ses_current",
     })
     assert.equal(sessionsParams({}, ctx).limit, 10)
+  })
+  it("pageArg: numbers, numeric strings, tokens", () => {
+    assert.deepEqual(pageArg(2), { number: 2 })
+    assert.deepEqual(pageArg(" 3 "), { number: 3 })
+    assert.deepEqual(pageArg("rp1.x"), { token: "rp1.x" })
+    assert.equal(pageArg(0), undefined)
+    assert.equal(pageArg(""), undefined)
   })
 })
 
@@ -100,24 +114,29 @@ describe("HitMemory and readParams", () => {
   it("resolves hit N to the cursor of result N of the last search in this session", () => {
     const m = new HitMemory()
     m.remember("ses_a", "history_search", [{ cursor: "c1", title: "a" }, { cursor: "c2", title: "b" }])
-    assert.deepEqual(readParams({ hit: 2 }, "ses_a", m), { cursor: "c2", format: "chatml" })
+    assert.deepEqual(readParams({ hit: 2 }, "ses_a", m), { cursor: "c2", format: "chatml", limit: 8 })
     assert.deepEqual(readParams({ hit: "1" as unknown as number, mode: "head", limit: 80 }, "ses_a", m), { cursor: "c1", format: "chatml", mode: "head", limit: 50 })
-    assert.deepEqual(readParams({ cursor: "[2]" }, "ses_a", m), { cursor: "c2", format: "chatml" })
+    assert.deepEqual(readParams({ cursor: "[2]" }, "ses_a", m), { cursor: "c2", format: "chatml", limit: 8 })
     assert.deepEqual(readParams({ hit: 1, mode: "full", limit: 400 }, "ses_a", m), { cursor: "c1", format: "chatml", mode: "full", limit: 400 })
   })
   it("a cursor wins over hit", () => {
-    assert.deepEqual(readParams({ cursor: " rc1.x ", hit: 3 }, "ses_a", new HitMemory()), { cursor: "rc1.x", format: "chatml" })
+    assert.deepEqual(readParams({ cursor: " rc1.x ", hit: 3 }, "ses_a", new HitMemory()), { cursor: "rc1.x", format: "chatml", limit: 8 })
   })
   it("says what to do when the hit cannot be resolved", () => {
     const m = new HitMemory()
     const err = (r: unknown) => (r as { error: string }).error
     assert.match(err(readParams({ hit: 1 }, "ses_b", m)), /run history_search first/)
-    assert.match(err(readParams({}, "ses_b", m)), /pass "hit".*or "cursor"/)
+    assert.match(err(readParams({}, "ses_b", m)), /pass "hit".*"cursor", or "session"/)
     m.remember("ses_b", "history_search", [{ cursor: "c1", title: "a" }])
     assert.match(err(readParams({ hit: 4 }, "ses_b", m)), /hit 4 does not exist: your last history_search returned 1 result; use 1-1/)
     m.remember("ses_b", "history_sessions", [])
     assert.match(err(readParams({ hit: 1 }, "ses_b", m)), /last history_sessions returned nothing/)
     assert.match(err(readParams({ cursor: "c", mode: "sideways" }, "ses_b", m)), /invalid mode "sideways"/)
+  })
+  it('session "current" (or an id) reads that session from its start', () => {
+    const m = new HitMemory()
+    assert.deepEqual(readParams({ session: "current" }, "ses_a", m), { cursor: "ses_a", format: "chatml", mode: "head", limit: 8 })
+    assert.deepEqual(readParams({ session: "ses_b", mode: "tail", limit: 3 }, "ses_a", m), { cursor: "ses_b", format: "chatml", mode: "tail", limit: 3 })
   })
   it("memory is per session", () => {
     const m = new HitMemory()
@@ -185,6 +204,19 @@ describe("formatting", () => {
     const text = formatSearch(searchResult({ hits: null }), { query: "nothing", excluded: true })
     assert.match(text, /^No matches for "nothing" in past sessions \(mode lexical; this session excluded\)\. Try other or fewer words/)
   })
+  it("search: zero-hit suggestions in history_search's terms, never naming the live session", () => {
+    const text = formatSearch(searchResult({ hits: [], suggestions: [
+      { kind: "filter", filter: "excludeSession", hits: 1, text: "without excludeSession ses_live: 1 match" },
+      { kind: "filter", filter: "after", hits: 3, text: "without the after bound: 3 matches" },
+      { kind: "match", match: "literal", text: 'match literal "x": scan the full text (recall search --match literal)' },
+      { kind: "coverage", sessions: 6, parts: 30, text: "searched the index of 6 sessions and 30 parts" },
+    ] }), { query: "x", excluded: true })
+    assert.doesNotMatch(text, /ses_live|recall search|--match/)
+    assert.match(text, /try: 1 match in this session itself: search it with session: "current"/)
+    assert.match(text, /try: without since: 3 matches/)
+    assert.match(text, /try: match: "literal" scans the full text/)
+    assert.match(text, /try: searched the index of 6 sessions and 30 parts/)
+  })
   it("search: notices, corrections, partial results", () => {
     const text = formatSearch(searchResult({ hits: [hit(1)], notices: ["no embedding model: lexical search"], corrections: ["quota"], partial: true }), { query: "qouta" })
     assert.match(text, /note: no embedding model: lexical search/)
@@ -204,7 +236,7 @@ describe("formatting", () => {
     const text = formatSessions({ sessions: [s], next: "rp1.n" }, [s], { cwd: "/d", hidden: 1 })
     assert.match(text, /^1 session, newest first \(this session left out\)\./)
     assert.match(text, /\[1\] T ses_1 · 2026-11-29 10:00Z · 3 msgs, 1 tool calls · ses_1\n    subagents: Audit \(@explore subagent\)\n    prompt: fix the worker\n    cursor: rc1.ses_1/)
-    assert.match(text, /"page": "rp1.n"/)
+    assert.match(text, /"page": 2$/)
     assert.match(formatSessions({ sessions: [] }, [], {}), /^No past sessions match/)
   })
   it("read: the window, then where the rest is", () => {
@@ -222,11 +254,11 @@ describe("formatting", () => {
 describe("config", () => {
   it("plugin options win over the environment", () => {
     const cfg = resolveConfig({ bin: "/opt/recall", db: "/d/opencode.db", index: "/i.db", timeoutMs: 5000, logFile: "/tmp/l" }, { RECALL_BIN: "/env/recall", RECALL_DB: "/env.db" })
-    assert.deepEqual(cfg, { command: "/opt/recall", args: ["lsp", "--log-file", "/tmp/l"], initOptions: { db: "/d/opencode.db", index: "/i.db" }, timeoutMs: 5000, logFile: "/tmp/l" })
+    assert.deepEqual(cfg, { command: "/opt/recall", args: ["lsp", "--log-file", "/tmp/l"], initOptions: { db: "/d/opencode.db", index: "/i.db" }, timeoutMs: 5000, logFile: "/tmp/l", hooks: HookDefaults })
   })
   it("environment, then OpenCode's own database, never the server's demo history", () => {
     assert.deepEqual(resolveConfig(undefined, { RECALL_BIN: "/env/recall", RECALL_DB: "/env.db", RECALL_INDEX: "/ix", RECALL_TIMEOUT_MS: "900" }), {
-      command: "/env/recall", args: ["lsp"], initOptions: { db: "/env.db", index: "/ix" }, timeoutMs: 900,
+      command: "/env/recall", args: ["lsp"], initOptions: { db: "/env.db", index: "/ix" }, timeoutMs: 900, hooks: HookDefaults,
     })
     assert.equal(resolveConfig({}, { OPENCODE_DB: "/oc.db" }).initOptions.db, "/oc.db")
     const cfg = resolveConfig({}, { XDG_DATA_HOME: "/xdg" })
@@ -250,6 +282,7 @@ describe("describeFailure", () => {
     assert.match(describeFailure(new RecallError("the recall server did not start: no OpenCode database found (tried /x)", "unavailable"), "history_search"), /^no history found: .*RECALL_DB/)
     assert.match(describeFailure(new RecallError("the recall binary was not found (recall); set RECALL_BIN", "unavailable"), "history_search"), /^history is unavailable: .*tell the user/i)
     assert.equal(describeFailure(new RecallError("cancelled", "cancelled"), "history_read"), "history_read was cancelled")
+    assert.match(describeFailure(new RecallError("bad options: the cursor names a whole session; get takes a part or message: pass a search hit's cursor", "invalid", -32602), "history_get"), /^invalid arguments: .*get takes a part/)
     assert.equal(describeFailure(new Error("boom"), "history_read"), "history_read failed: boom")
   })
 })

@@ -86,6 +86,40 @@ describe("against the real recall lsp", { skip }, () => {
     assert.match(head.output, /range="1-2" total="10"/)
   })
 
+  it("history_get {hit} returns the whole part with its size; history_files and history_status answer", async () => {
+    const tools = createTools({ server: server(), memory: new HitMemory() })
+    const ctx = toolCtx("ses_elsewhere")
+    await tools.history_search!.execute({ query: "ERR_QUOTA_7731" }, ctx)
+    const got = (await tools.history_get!.execute({ hit: 1 }, ctx)) as Out
+    assert.match(got.output, /^part prt_\w+ of ses_dd7571907ffe5vPpW7vxTE77tW · bash call · \d+ chars · status completed\ninput: /)
+    assert.match(got.output, /code=ERR_QUOTA_7731/)
+    const page = (await tools.history_get!.execute({ hit: 1, length: 40 }, ctx)) as Out
+    assert.match(page.output, /chars 0-40 of \d+/)
+    assert.match(page.output, /\(more: history_get \{"id": "prt_\w+", "offset": 40\}; \d+ chars left\)$/)
+    await assert.rejects(tools.history_get!.execute({ id: "prt_nope" }, ctx), /history_search|recall search/)
+    const status = (await tools.history_status!.execute({}, ctx)) as Out
+    assert.match(status.output, /^\d+ sessions, \d+ messages, \d+ parts in 1 history/)
+    const files = (await tools.history_files!.execute({ path: "logs/worker.log" }, ctx)) as Out
+    assert.match(files.output, /^(\d+ session|No past session)/)
+  })
+
+  it("a regex scan stopped by its budget resumes with continue: true and completes", async () => {
+    const tools = createTools({ server: server(), memory: new HitMemory() })
+    const ctx = toolCtx("ses_elsewhere")
+    await assert.rejects(tools.history_search!.execute({ query: "x", continue: true }, ctx), /no stopped scan to continue/)
+    const first = (await tools.history_search!.execute({ query: "ERR_QUOTA_\\d+", match: "regex", scanMs: 1 }, ctx)) as Out
+    assert.match(first.output, /coverage: scanned \d+ sessions, \d+ parts, .*; stopped at its budget: resume with history_search \{"continue": true\}/)
+    let out = first
+    for (let i = 0; i < 20 && !/\(all of it\)/.test(out.output); i++) {
+      out = (await tools.history_search!.execute({ query: "", continue: true, scanMs: i === 0 ? 1 : 5000 }, ctx)) as Out
+    }
+    assert.match(out.output, /coverage: scanned .* \(all of it\)/)
+    const all = [first.output, out.output].join("\n")
+    assert.match(all, /Investigate nightly worker failure/)
+    const literal = (await tools.history_search!.execute({ query: "ERR_QUOTA_77", match: "literal" }, ctx)) as Out
+    assert.match(literal.output, /Investigate nightly worker failure/)
+  })
+
   it("leaves out the session the agent runs in (and its family)", async () => {
     const tools = createTools({ server: server(), memory: new HitMemory() })
     const own = (await tools.history_search!.execute({ query: "ERR_QUOTA_7731" }, toolCtx(L2))) as Out
@@ -101,7 +135,7 @@ describe("against the real recall lsp", { skip }, () => {
     const tools = createTools({ server: server(), memory: new HitMemory() })
     const ctx = toolCtx("ses_x")
     await assert.rejects(tools.history_read!.execute({ cursor: "rc1.bm90IGEgY3Vyc29y.AAAAAAAAAAAAAAAA" }, ctx), /^Error: cursor is stale or invalid .*search again/)
-    await assert.rejects(tools.history_search!.execute({ query: "x", after: "not-a-date" }, ctx), /^Error: invalid arguments: .*after/)
+    await assert.rejects(tools.history_search!.execute({ query: "x", since: "not-a-date" }, ctx), /^Error: invalid arguments: .*after/)
   })
 
   it("a call past its budget is cancelled, and the server keeps serving", async () => {
