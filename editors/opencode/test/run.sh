@@ -111,9 +111,6 @@ OCGEN_SRC=${OCGEN_DIR:-$REPO/tools/ocgen}
 export OCGEN_BIN=$WORK/ocgen.bin
 cp -r "$OCGEN_SRC" "$WORK/ocgen" || { echo "copying $OCGEN_SRC failed" >&2; exit 1; }
 chmod -R u+w "$WORK/ocgen"
-# ocgen is standard library only; outside the repository its copy needs a
-# go.mod of its own for gen.sh's `go build`.
-[ -f "$WORK/ocgen/go.mod" ] || printf 'module ocgen\n\ngo %s\n' "$(sed -n 's/^go //p' "$REPO/go.mod")" >"$WORK/ocgen/go.mod"
 ROOT=/tmp/ocgen/$(basename "$WORK")
 LOG=$WORK/recall.log
 # The second history: a copy of the committed v2 fixture (Recall only reads it).
