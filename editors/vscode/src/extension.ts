@@ -6,15 +6,16 @@ import * as os from 'os';
 import * as vscode from 'vscode';
 import {
   CancellationToken as LspCancellationToken,
+  CloseAction,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
 
-import { RESTART_KEYS, serverLaunch } from './config';
+import { RESTART_KEYS, ServerLaunch, serverLaunch } from './config';
 import { LatestRunner } from './debounce';
-import { hitItem, oneLine, sessionItem } from './format';
+import { distinctHits, fileSessionsTitle, hitItem, oneLine, plural, sessionItem } from './format';
 import { OPEN_URI_COMMAND, rewriteRecallLinks } from './links';
 import {
   ClientCommands,
@@ -32,16 +33,26 @@ import {
   filesRequest,
   locateCursorRequest,
   locateMessageRequest,
+  locateSessionRequest,
   Req,
   reindexRequest,
   searchRequest,
   sessionsRequest,
   transcriptRequest,
 } from './requests';
+import { describeServer, notFoundMessage, resolveServer, ServerSource, vsixTarget } from './server';
 import { classifyInput, isSessionId, messageLine, SCHEME, SessionTarget, sessionUri } from './uri';
 
 /** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
 const SEARCH_DEBOUNCE_MS = 150;
+
+/**
+ * How long after one showing the start-failure notification is not shown
+ * again: a palette command that activates the extension fails the same
+ * start twice (activation's own start, and the command's), which is one
+ * event to the user. Later commands show it again.
+ */
+const FAILURE_NOTICE_QUIET_MS = 3000;
 
 /** Client-side command ids. They must not collide with the server's executeCommandProvider list (recall.search, recall.read, recall.sessions, recall.status, recall.sync, recall.files, recall.reindex), which vscode-languageclient registers itself. */
 const ExtensionCommands = {
@@ -50,28 +61,58 @@ const ExtensionCommands = {
   open: 'recall.openTranscript',
   reindex: 'recall.reindexHistory',
   restart: 'recall.restartServer',
+  showLog: 'recall.showLog',
   fileSessions: ClientCommands.showFileSessions,
   openUri: OPEN_URI_COMMAND,
 } as const;
 
+/** The buttons of the start-failure notification. */
+const SET_SERVER_PATH = 'Set recall.serverPath';
+const OPEN_DOCS = 'Open docs';
+
 let output: vscode.OutputChannel;
+let status: vscode.StatusBarItem;
+let extension: vscode.ExtensionContext;
 let client: LanguageClient | undefined;
 let starting: Promise<LanguageClient> | undefined;
 let transcripts: TranscriptProvider;
 /** Open quick picks re-run their query when the server reports a changed index. */
 const liveViews = new Set<() => void>();
+/** Why the server could not start (the notification's text); commands show it again until a restart or a settings change. */
+let startFailure: string | undefined;
+let failureShownAt = 0;
+/** The server in use, for the status bar's tooltip. */
+let serverInUse = '';
+/** Notices the server attached to results (e.g. no embedding model), each logged once and listed in the status bar's tooltip. */
+const notices = new Set<string>();
+/** When activate() began: the [timing] log lines count from it. */
+let activatedAt = 0;
+
+/** Logs a step of start-up or a first result, with the time since activation (how README's first-result figures were taken). */
+function mark(what: string): void {
+  output.appendLine(`[timing] +${Date.now() - activatedAt} ms ${what}`);
+}
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  activatedAt = Date.now();
+  extension = context;
   output = vscode.window.createOutputChannel('Recall');
   transcripts = new TranscriptProvider();
+  status = vscode.window.createStatusBarItem('recall.status', vscode.StatusBarAlignment.Left, 0);
+  status.name = 'Recall';
+  status.command = ExtensionCommands.showLog;
+  showStatus('starting');
+  status.show();
   context.subscriptions.push(
     output,
+    status,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, transcripts),
     vscode.commands.registerCommand(ExtensionCommands.search, (query?: unknown) => run(() => searchHistory(typeof query === 'string' ? query : ''))),
     vscode.commands.registerCommand(ExtensionCommands.browse, () => run(browseSessions)),
     vscode.commands.registerCommand(ExtensionCommands.open, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
     vscode.commands.registerCommand(ExtensionCommands.reindex, () => run(reindex)),
     vscode.commands.registerCommand(ExtensionCommands.restart, () => run(restartClient)),
+    vscode.commands.registerCommand(ExtensionCommands.showLog, () => (startFailure ? showStartFailure(true) : output.show(true))),
     vscode.commands.registerCommand(ExtensionCommands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
     vscode.commands.registerCommand(ExtensionCommands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -79,9 +120,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     { dispose: () => void stopClient() },
   );
+  mark(`activated (${vscode.env.appName} ${vscode.version}, ${vsixTarget(process.platform, process.arch)})`);
   // Start now, not on first command: hover and code lens need the server too.
-  ensureClient().catch(() => {
-    /* reported in ensureClient */
+  ensureClient().catch((err: unknown) => {
+    if (err instanceof ServerUnavailable) showStartFailure(false);
   });
 }
 
@@ -92,9 +134,25 @@ export async function deactivate(): Promise<void> {
 // ---------------------------------------------------------------------------
 // The language client
 
-function createClient(): LanguageClient {
+/** The server could not be started; its message is the notification's. */
+class ServerUnavailable extends Error {}
+
+/**
+ * vscode-languageclient shows notifications of its own for a failed start
+ * or a crash ("couldn't create connection to server", "connection to
+ * server is erroring"), some of them forced, on top of the one this
+ * extension shows with what to do. Its messages still go to the Recall
+ * output channel; the user sees one notification, ours.
+ */
+class RecallClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
+
+function launchSettings(): ServerLaunch {
   const cfg = vscode.workspace.getConfiguration('recall');
-  const launch = serverLaunch(
+  return serverLaunch(
     {
       serverPath: cfg.get<string>('serverPath'),
       databasePath: cfg.get<string>('databasePath'),
@@ -102,14 +160,19 @@ function createClient(): LanguageClient {
     },
     { home: os.homedir(), workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
   );
-  output.appendLine(`starting ${launch.command} ${launch.args.join(' ')} ${JSON.stringify(launch.initializationOptions)}`);
-  const serverOptions: ServerOptions = { command: launch.command, args: launch.args };
+}
+
+function createClient(command: string, launch: ServerLaunch): LanguageClient {
+  // Spawned directly (no shell): the binary resolveServer found, as an absolute path.
+  const serverOptions: ServerOptions = { command, args: launch.args };
   const clientOptions: LanguageClientOptions = {
     // Hover works on ses_/msg_ ids in any document; code lens on files
     // touched by past sessions (the server decides which).
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }, { scheme: SCHEME }],
     initializationOptions: launch.initializationOptions,
     outputChannel: output,
+    // A failed initialize is the start failure this extension reports (no retry, no second message).
+    initializationFailedHandler: () => false,
     middleware: {
       provideHover: async (document, position, token, next) => {
         const hover = await next(document, position, token);
@@ -119,7 +182,24 @@ function createClient(): LanguageClient {
       },
     },
   };
-  const c = new LanguageClient('recall', 'Recall', serverOptions, clientOptions);
+  const c = new RecallClient('recall', 'Recall', serverOptions, clientOptions);
+  const restarts = c.createDefaultErrorHandler(4);
+  clientOptions.errorHandler = {
+    error: (error, message, count) => restarts.error(error, message, count),
+    closed: async () => {
+      const res = await restarts.closed();
+      if (res.action === CloseAction.DoNotRestart) {
+        // The server keeps crashing: say so once; the next command starts it again.
+        const msg = 'Recall: the server stopped after crashing repeatedly; see the Recall log. Any Recall command starts it again.';
+        output.appendLine(msg);
+        showStatus('stopped');
+        client = undefined;
+        void vscode.window.showErrorMessage(msg, 'Show Log').then((choice) => choice && output.show(true));
+        return { action: CloseAction.DoNotRestart, handled: true };
+      }
+      return { ...res, handled: true };
+    },
+  };
   c.onNotification(Notifications.indexUpdated, () => {
     transcripts.refreshAll();
     for (const refresh of liveViews) refresh();
@@ -137,38 +217,129 @@ function trustRecallLinks(content: vscode.MarkdownString | vscode.MarkedString):
   return md;
 }
 
-/** The running client, started on first use; rejects (after telling the user) when the server cannot start. */
+/**
+ * The running client, started on first use. It rejects with
+ * ServerUnavailable when no server can be found or started, and keeps
+ * rejecting (at once, with the same message) until a restart or a change
+ * of the server settings.
+ */
 function ensureClient(): Promise<LanguageClient> {
   if (client && client.state === State.Running) return Promise.resolve(client);
+  if (startFailure) return Promise.reject(new ServerUnavailable(startFailure));
   if (!starting) {
-    const c = createClient();
-    client = c;
-    starting = c
-      .start()
-      .then(() => c)
-      .catch(async (err: unknown) => {
-        starting = undefined;
-        client = undefined;
-        await c.dispose().catch(() => undefined);
-        const msg = startFailureMessage(err);
-        output.appendLine(msg);
-        void vscode.window.showErrorMessage(msg, 'Open Settings', 'Show Log').then((choice) => {
-          if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'recall.');
-          if (choice === 'Show Log') output.show();
-        });
-        throw err;
-      });
+    starting = startClient().catch((err: unknown) => {
+      starting = undefined;
+      throw err;
+    });
   }
   return starting;
 }
 
-function startFailureMessage(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  const path = vscode.workspace.getConfiguration('recall').get<string>('serverPath') || 'recall';
-  if (/ENOENT/.test(text)) {
-    return `Recall: could not start the server "${path}" (not found). Install recall or set "recall.serverPath".`;
+async function startClient(): Promise<LanguageClient> {
+  const launch = launchSettings();
+  const found = await resolveServer({
+    serverPath: launch.serverPath,
+    extensionPath: extension.extensionUri.fsPath,
+    platform: process.platform,
+    pathEnv: process.env.PATH,
+  });
+  for (const t of found.tried) if (t.problem) output.appendLine(`server: ${t.source} ${t.where}: ${t.problem}`);
+  if (!found.ok) {
+    throw failStart(notFoundMessage(found.tried, vsixTarget(process.platform, process.arch), extensionVersion()));
   }
-  return `Recall: the server did not start: ${text}`;
+  serverInUse = describeServer(found);
+  mark(`server: ${serverInUse}; starting ${found.command} ${launch.args.join(' ')} ${JSON.stringify(launch.initializationOptions)}`);
+  const c = createClient(found.command, launch);
+  client = c;
+  try {
+    await c.start();
+  } catch (err) {
+    client = undefined;
+    await c.dispose().catch(() => undefined);
+    throw failStart(startFailureMessage(err, found.command, found.source));
+  }
+  mark('server initialized');
+  showStatus('running');
+  return c;
+}
+
+/** Records why the server could not start (the caller's notification shows it) and returns the error to throw. */
+function failStart(msg: string): ServerUnavailable {
+  startFailure = msg;
+  output.appendLine(msg);
+  showStatus('failed');
+  return new ServerUnavailable(msg);
+}
+
+/**
+ * The one notification of a failed start: what was tried and what to do,
+ * with buttons to set recall.serverPath and to open the install docs.
+ * force: shown even right after the last showing (the status bar was clicked).
+ */
+function showStartFailure(force: boolean): void {
+  const msg = startFailure;
+  if (!msg) return;
+  const now = Date.now();
+  if (!force && now - failureShownAt < FAILURE_NOTICE_QUIET_MS) return;
+  failureShownAt = now;
+  void vscode.window.showErrorMessage(msg, SET_SERVER_PATH, OPEN_DOCS).then((choice) => {
+    if (choice === SET_SERVER_PATH) void vscode.commands.executeCommand('workbench.action.openSettings', 'recall.serverPath');
+    if (choice === OPEN_DOCS) void openDocs();
+  });
+}
+
+/** The extension's README (its Install section says which package to install), rendered. */
+async function openDocs(): Promise<void> {
+  const readme = vscode.Uri.joinPath(extension.extensionUri, 'README.md');
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', readme);
+  } catch {
+    await vscode.window.showTextDocument(readme);
+  }
+}
+
+function extensionVersion(): string {
+  return String((extension.extension.packageJSON as { version?: unknown }).version ?? '');
+}
+
+function startFailureMessage(err: unknown, command: string, source: ServerSource): string {
+  const text = err instanceof Error ? err.message : String(err);
+  const what = source === 'setting' ? `"recall.serverPath" (${command})` : `${command}`;
+  if (/EACCES|ENOEXEC|ENOENT|EPERM/.test(text)) {
+    return `Recall: the server ${what} could not be run (${oneLine(text, 160)}). It may be for another platform: install the ${vsixTarget(process.platform, process.arch)} package, or set "recall.serverPath" to a recall binary for this machine.`;
+  }
+  return `Recall: the server ${what} did not start: ${oneLine(text, 300)}. See the Recall log; fix the setting it names, or set "recall.serverPath".`;
+}
+
+type ServerState = 'starting' | 'running' | 'failed' | 'stopped';
+let serverState: ServerState = 'starting';
+
+/** The status bar item: the server's state, and in its tooltip the server in use and the search notices. */
+function showStatus(state: ServerState = serverState): void {
+  serverState = state;
+  const icon = { starting: '$(sync~spin)', running: '$(history)', failed: '$(error)', stopped: '$(debug-disconnect)' }[state];
+  status.text = `${icon} Recall`;
+  const lines: string[] = [];
+  if (state === 'failed' && startFailure) lines.push(startFailure, '', 'Click for what to do.');
+  else {
+    lines.push(state === 'running' ? `Server: ${serverInUse}` : state === 'starting' ? 'Starting the server…' : 'The server stopped; any Recall command starts it again.');
+    for (const n of notices) lines.push('', n);
+    lines.push('', 'Click for the Recall log.');
+  }
+  status.tooltip = lines.join('\n');
+  status.backgroundColor = state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+}
+
+/** Logs a result's notices the first time each is seen and lists them in the status bar's tooltip, off the quick pick's title. */
+function noteNotices(list: ReadonlyArray<string> | undefined): void {
+  let changed = false;
+  for (const n of list ?? []) {
+    if (notices.has(n)) continue;
+    notices.add(n);
+    output.appendLine(`notice: ${n}`);
+    changed = true;
+  }
+  if (changed) showStatus();
 }
 
 async function stopClient(): Promise<void> {
@@ -186,16 +357,26 @@ async function stopClient(): Promise<void> {
 
 async function restartClient(): Promise<void> {
   await stopClient();
+  startFailure = undefined;
+  showStatus('starting');
   await ensureClient();
   transcripts.refreshAll();
 }
 
-/** Runs a command body; errors become one error message instead of an unhandled rejection. */
+/**
+ * Runs a command body; errors become one error message instead of an
+ * unhandled rejection. A server that could not start shows its start
+ * failure again, so a command never does nothing visible.
+ */
 async function run(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (err) {
     if (isCancelled(err)) return;
+    if (err instanceof ServerUnavailable) {
+      showStartFailure(false);
+      return;
+    }
     const msg = err instanceof Error ? err.message : String(err);
     output.appendLine(`error: ${msg}`);
     void vscode.window.showErrorMessage(`Recall: ${msg}`);
@@ -276,9 +457,15 @@ async function openDocument(serverUri: string, revealIndex?: number): Promise<vo
   if (at) editor.revealRange(at, vscode.TextEditorRevealType.AtTop);
 }
 
-/** Opens a session as its whole transcript (one tab per session), scrolled to message revealIndex when given. */
+/** Opens a session as its whole transcript (one tab per session, named by its title), scrolled to message revealIndex when given. */
 function openSession(s: SessionTarget, revealIndex?: number): Promise<void> {
   return openDocument(sessionUri(s), revealIndex);
+}
+
+/** Opens a session known only by its id: the server names its title first, for the tab. */
+async function openSessionById(id: string): Promise<void> {
+  const res = await request(locateSessionRequest(id));
+  await openSession(readSession(res, 'id'));
 }
 
 /** The session a read names, or an error saying the server did not. */
@@ -332,7 +519,7 @@ async function openTranscriptCommand(arg?: unknown): Promise<void> {
     case 'cursor':
       return openCursor(c.cursor);
     case 'session':
-      return openSession({ id: c.sessionId });
+      return openSessionById(c.sessionId);
     case 'uri':
       return openUri(c.uri);
     case 'invalid':
@@ -369,22 +556,29 @@ function idUnderCursor(): string {
 
 interface HitPick extends vscode.QuickPickItem {
   hit?: Hit;
+  /** A "did you mean" row: accepting it searches for this instead. */
+  correction?: string;
 }
 
+const SEARCH_TITLE = 'Recall: Search History';
+
 async function searchHistory(initial: string): Promise<void> {
-  await ensureClient();
+  // The pick shows at once, busy, while the server starts (on the first
+  // command of a window) and answers; rows replace it as they come.
   const qp = vscode.window.createQuickPick<HitPick>();
-  qp.title = 'Recall: Search History';
+  qp.title = SEARCH_TITLE;
   qp.placeholder = 'Search past sessions: prompts, answers, tool calls, outputs ("phrases", -exclude)';
   qp.matchOnDescription = false;
   qp.matchOnDetail = false;
   qp.value = initial;
+  qp.busy = true;
   const home = os.homedir();
+  let firstRows = true;
   const runner = new LatestRunner<string, SearchResult>(
     SEARCH_DEBOUNCE_MS,
     (query, signal) => request(searchRequest(query), tokenFor(signal)),
     (res, query) => {
-      const hits = res.hits ?? [];
+      const hits = distinctHits(res.hits);
       const now = Date.now();
       const items: HitPick[] = hits.map((hit) => ({ ...hitItem(hit, now, home), hit }));
       if (items.length === 0 && res.index?.stale) {
@@ -393,14 +587,32 @@ async function searchHistory(initial: string): Promise<void> {
       } else if (items.length === 0) {
         items.push({ label: query.trim() ? `No matches for "${oneLine(query, 60)}"` : 'No sessions yet', alwaysShow: true });
       }
-      qp.items = items;
-      const notes = [...(res.notices ?? []), ...(res.corrections ?? []).map((c) => `did you mean: ${c}`)];
-      qp.title = notes.length ? `Recall: Search History — ${oneLine(notes.join('; '), 120)}` : 'Recall: Search History';
+      // A correction is a row the user can take (after the hits, or
+      // first when nothing matched); notices go to the log and the
+      // status bar, never into the title, which must stay one short line.
+      const corrections: HitPick[] = (res.corrections ?? []).map((c) => ({
+        label: `$(lightbulb) Did you mean "${oneLine(c, 60)}"?`,
+        correction: c,
+        alwaysShow: true,
+      }));
+      qp.items = hits.length ? [...items, ...corrections] : [...corrections, ...items];
+      noteNotices(res.notices);
+      if (firstRows) {
+        firstRows = false;
+        mark(`search: first rows (${hits.length} hits for "${oneLine(query, 40)}", server ${res.tookMs} ms)`);
+      }
     },
     (err) => showPickError(qp, err),
     (busy) => (qp.busy = busy),
   );
+  qp.onDidAccept(() => {
+    const c = (qp.selectedItems[0] ?? qp.activeItems[0])?.correction;
+    if (c === undefined) return;
+    qp.value = c;
+    runner.schedule(c, true);
+  });
   showLivePick(qp, runner, initial, (item) => item.hit && (() => openCursor(item.hit!.cursor)));
+  mark('search: quick pick shown');
 }
 
 // ---------------------------------------------------------------------------
@@ -411,10 +623,10 @@ interface SessionPick extends vscode.QuickPickItem {
 }
 
 async function browseSessions(): Promise<void> {
-  await ensureClient();
   const qp = vscode.window.createQuickPick<SessionPick>();
   qp.title = 'Recall: Browse Sessions';
   qp.placeholder = 'Filter sessions by title';
+  qp.busy = true;
   const home = os.homedir();
   const runner = new LatestRunner<string, SessionsResult>(
     SEARCH_DEBOUNCE_MS,
@@ -432,7 +644,13 @@ async function browseSessions(): Promise<void> {
 
 function showPickError<T extends vscode.QuickPickItem>(qp: vscode.QuickPick<T>, err: unknown): void {
   if (isCancelled(err)) return;
-  qp.items = [{ label: `$(error) ${err instanceof Error ? err.message : String(err)}`, alwaysShow: true } as T];
+  if (err instanceof ServerUnavailable) {
+    // The pick cannot work; the notification says why and what to do.
+    qp.hide();
+    showStartFailure(false);
+    return;
+  }
+  qp.items = [{ label: `$(error) ${oneLine(err instanceof Error ? err.message : String(err))}`, alwaysShow: true } as T];
 }
 
 // showLivePick wires a quick pick whose items come from the server as the
@@ -480,15 +698,17 @@ async function showFileSessions(arg?: unknown): Promise<void> {
     const now = Date.now();
     items = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
   } catch (err) {
+    if (err instanceof ServerUnavailable) throw err;
     // Titles are a nicety; the ids from the lens still open.
     output.appendLine(`recall/files: ${String(err)}`);
     items = (a.sessionIds ?? []).map((id) => ({ label: id, session: { id } }));
   }
   const pick = await vscode.window.showQuickPick(items, {
-    title: `Recall: ${a.total ?? items.length} past sessions touched ${a.path.split('/').pop()}`,
+    title: fileSessionsTitle(a.total ?? items.length, a.path),
     matchOnDescription: true,
   });
-  if (pick) await openSession(pick.session);
+  if (!pick) return;
+  await (pick.session.title === undefined ? openSessionById(pick.session.id) : openSession(pick.session));
 }
 
 // ---------------------------------------------------------------------------
@@ -502,7 +722,7 @@ async function reindex(): Promise<void> {
   const secs = (res.tookMs / 1000).toFixed(1);
   const msg = res.busy
     ? 'Recall: another process is indexing; try again shortly.'
-    : `Recall: reindexed in ${secs}s (${res.added} added, ${res.updated} updated, ${res.deleted} deleted, ${res.parts} parts).`;
+    : `Recall: reindexed in ${secs}s (${plural(res.added + res.updated, 'session')} read: ${res.added} added, ${res.updated} updated, ${res.deleted} deleted; ${plural(res.parts, 'part')}).`;
   void vscode.window.showInformationMessage(msg);
   transcripts.refreshAll();
 }

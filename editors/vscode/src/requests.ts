@@ -36,6 +36,11 @@ export function locateMessageRequest(sessionId: string, messageId: string): Req<
   return transcriptRequest(transcriptUri({ sessionId, around: messageId, limit: 1 }));
 }
 
+/** A session known by its id alone: its first message names it (session.title, for the tab). */
+export function locateSessionRequest(sessionId: string): Req<typeof Requests.transcript> {
+  return transcriptRequest(transcriptUri({ sessionId, limit: 1 }));
+}
+
 /** A transcript's text: recall/transcript {uri} (the fallback for workspace/textDocumentContent). */
 export function transcriptRequest(uri: string): Req<typeof Requests.transcript> {
   return { method: Requests.transcript, params: { uri } };

@@ -19,6 +19,7 @@ import {
   filesRequest,
   locateCursorRequest,
   locateMessageRequest,
+  locateSessionRequest,
   Req,
   reindexRequest,
   searchRequest,
@@ -47,7 +48,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-vscode-contract-'));
     fs.copyFileSync(FIXTURE, path.join(dir, 'opencode.db'));
     const launch = serverLaunch({ serverPath: BIN, databasePath: path.join(dir, 'opencode.db'), indexPath: path.join(dir, 'index', 'index.db') });
-    proc = cp.spawn(launch.command, launch.args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    proc = cp.spawn(launch.serverPath!, launch.args, { stdio: ['pipe', 'pipe', 'pipe'] });
     proc.stderr?.resume();
     conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout!), new rpc.StreamMessageWriter(proc.stdin!));
     conn.onRequest(() => null); // window/workDoneProgress/create, codeLens refresh
@@ -145,6 +146,14 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     assert.equal(res.range.first, 1);
     assert.equal(res.range.last, res.range.total);
     assert.ok(messageLine(res.text, 2) > 0);
+  });
+
+  it('a URI named by the session title (the tab shows it) reads the same session, and an id alone names its title', async () => {
+    const res = await send(transcriptRequest(sessionUri({ id: SESSION, title: TITLE })));
+    assert.ok(res.text.startsWith(`# ${TITLE}`), res.text.slice(0, 80));
+    const located = await send(locateSessionRequest(SESSION));
+    assert.equal(located.session.title, TITLE);
+    assert.equal(sessionUri(located.session), `recall:/session/${SESSION}/${encodeURIComponent(TITLE + '.md')}`);
   });
 
   it('a bad transcript URI is invalid params (-32602)', async () => {
