@@ -2,6 +2,7 @@
 // read-only transcripts on top of it. Hover, code lens and workspace symbols
 // come straight from the server; this file only wires VS Code to it.
 
+import { loadStartedAt } from './clock'; // first: it notes when loading began
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
@@ -120,7 +121,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     { dispose: () => void stopClient() },
   );
-  mark(`activated (${vscode.env.appName} ${vscode.version}, ${vsixTarget(process.platform, process.arch)})`);
+  mark(
+    `activated (${vscode.env.appName} ${vscode.version}, ${vsixTarget(process.platform, process.arch)}; ` +
+      `loading the extension took ${activatedAt - loadStartedAt} ms; extension host up ${Math.round(process.uptime() * 1000)} ms; at ${new Date(activatedAt).toISOString()})`,
+  );
   // Start now, not on first command: hover and code lens need the server too.
   ensureClient().catch((err: unknown) => {
     if (err instanceof ServerUnavailable) showStartFailure(false);
@@ -490,7 +494,10 @@ async function openCursor(cursor: string): Promise<void> {
 async function openUri(uri: string): Promise<void> {
   const res = await request(transcriptRequest(uri));
   if (!res.anchor) {
-    await openDocument(uri);
+    // The bare URI of a whole session (a hover on a ses_ id links to one)
+    // is the same document as the session's titled one, which names its tab.
+    const whole = res.session?.id && uri === sessionUri({ id: res.session.id });
+    await (whole ? openSession(res.session) : openDocument(uri));
     return;
   }
   const session = readSession(res, 'link');
