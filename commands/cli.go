@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,13 +28,13 @@ const (
 
 // Globals are the flags every command takes, before or after its name.
 type Globals struct {
-	DB       string `flag:"db" meta:"PATH" help:"OpenCode database or data dir (default: like OpenCode: OPENCODE_DB, $XDG_DATA_HOME/opencode/opencode.db)"`
-	Index    string `flag:"index" meta:"PATH" help:"Recall's index file (default: under $XDG_DATA_HOME/recall/index/)"`
-	JSON     bool   `flag:"json" help:"print the result as one JSON object"`
-	NoSync   bool   `flag:"no-sync" help:"answer from the index as it is, without syncing first"`
-	LogFile  string `flag:"log-file" alias:"logfile" meta:"PATH" help:"write logs to this file"`
-	Quiet    bool   `flag:"quiet" short:"q" help:"no notices on stderr"`
-	NoRedact bool   `flag:"no-redact" help:"show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"`
+	DB       []string `flag:"db" meta:"PATH" help:"OpenCode database or data dir; NAME=PATH names it; repeat for several (default: the config's [[source]] list, else like OpenCode: OPENCODE_DB, $XDG_DATA_HOME/opencode/opencode.db)"`
+	Index    string   `flag:"index" meta:"PATH" help:"Recall's index file (default: under $XDG_DATA_HOME/recall/index/)"`
+	JSON     bool     `flag:"json" help:"print the result as one JSON object"`
+	NoSync   bool     `flag:"no-sync" help:"answer from the index as it is, without syncing first"`
+	LogFile  string   `flag:"log-file" alias:"logfile" meta:"PATH" help:"write logs to this file"`
+	Quiet    bool     `flag:"quiet" short:"q" help:"no notices on stderr"`
+	NoRedact bool     `flag:"no-redact" help:"show secrets (keys, tokens, passwords) instead of [redacted:<kind>]"`
 }
 
 // invocation is one command line on its way to a command.
@@ -211,7 +212,15 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 			defer f.Close()
 			logger = slog.New(slog.NewTextHandler(f, nil))
 		}
-		eng, err := engine.Open(ctx, engine.Options{DBPath: g.DB, IndexPath: g.Index, Logger: logger, NoRedact: g.NoRedact})
+		specs, err := SourceSpecs(g.DB)
+		var eng *engine.Engine
+		if err == nil {
+			eng, err = engine.Open(ctx, engine.Options{Sources: specs, IndexPath: g.Index, Logger: logger, NoRedact: g.NoRedact})
+		}
+		if errors.Is(err, engine.ErrOptions) {
+			fmt.Fprintf(stderr, "recall %s: %v\n%s\n", inv.name, err, inv.usageHint())
+			return ExitUsage
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "recall %s: %v\n", inv.name, err)
 			return ExitFailure

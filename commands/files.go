@@ -11,8 +11,9 @@ import (
 
 // FilesParams are the params of `files`.
 type FilesParams struct {
-	Path  string `json:"path" arg:"1" help:"the file (absolute, or relative to the current directory)"`
-	Limit int    `json:"limit,omitempty" flag:"limit" help:"sessions to list (default 20, max 200)"`
+	Path   string     `json:"path" arg:"1" help:"the file (absolute, or relative to the current directory)"`
+	Limit  int        `json:"limit,omitempty" flag:"limit" help:"sessions to list (default 20, max 200)"`
+	Source SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"only this source (repeat, or a comma list; default: every source)"`
 }
 
 // Validate checks the params.
@@ -33,7 +34,7 @@ var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
 	Doors:   CLI | Server,
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *FilesParams) (engine.FileSessionsResult, error) {
-		return env.Engine.FileSessions(ctx, p.Path, p.Limit)
+		return env.Engine.FileSessions(ctx, p.Path, p.Limit, p.Source.names()...)
 	},
 	Print: func(w io.Writer, res engine.FileSessionsResult) error {
 		if res.Total == 0 {
@@ -41,8 +42,17 @@ var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
 			return err
 		}
 		fmt.Fprintf(w, "%d past sessions touched %s\n", res.Total, res.Path)
+		var sources []string
 		for _, s := range res.Sessions {
-			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, s.Directory, render.ShortTime(s.Updated))
+			sources = append(sources, s.Source)
+		}
+		several := mixed(sources...)
+		for _, s := range res.Sessions {
+			where := s.Directory
+			if several {
+				where = s.Source + " · " + where
+			}
+			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, where, render.ShortTime(s.Updated))
 		}
 		return nil
 	},

@@ -13,7 +13,8 @@ import (
 
 // ForgetParams are the params of `forget`.
 type ForgetParams struct {
-	Session string `json:"session" arg:"1" help:"the session id (ses_...) to drop from the index, with its subagents"`
+	Session string     `json:"session" arg:"1" help:"the session id (ses_...) to drop from the index, with its subagents"`
+	Source  SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"the source that holds it (needed when several do)"`
 }
 
 // Validate checks the params.
@@ -21,7 +22,8 @@ func (p *ForgetParams) Validate() error {
 	if p.Session == "" {
 		return &ParamError{Field: "session", Msg: "is required; see `recall sessions` for ids"}
 	}
-	return nil
+	_, err := p.Source.one()
+	return err
 }
 
 // Forget is `forget`: drop a session from Recall's index for good.
@@ -31,10 +33,13 @@ var Forget = Register(&Command[ForgetParams, engine.ForgetResult]{
 	Doors:   CLI | Server, // writes only Recall's own index
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *ForgetParams) (engine.ForgetResult, error) {
-		res, err := env.Engine.Forget(ctx, p.Session)
+		res, err := env.Engine.Forget(ctx, p.Session, p.Source.names()...)
 		if errors.Is(err, engine.ErrUnknownID) {
 			// Bad input, not a failure: exit 2, -32602.
 			return res, &ParamError{Field: "session", Msg: fmt.Sprintf("%q is not in the index (a typo, or forgotten already); run `recall sessions` to list session ids", clipText(p.Session, 80))}
+		}
+		if errors.Is(err, engine.ErrAmbiguousID) {
+			return res, &ParamError{Field: "source", Msg: err.Error()}
 		}
 		return res, err
 	},

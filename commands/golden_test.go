@@ -16,11 +16,12 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden outputs in testdata/cli")
 
 var (
-	cursorRE = regexp.MustCompile(`r[cp]1\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?`)
+	cursorRE = regexp.MustCompile(`c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|r[cp][12]\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?`)
 	timeRE   = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?Z?)?`)
 )
 
-// TestGolden runs each testdata/cli/*.txtar: a fixture name, CLI commands
+// TestGolden runs each testdata/cli/*.txtar: a fixture name (or several
+// NAME=FIXTURE lines, one source each), CLI commands
 // (one per line; $CURSOR is the first hit of the previous search), and the
 // output they must print. Cursors and times are scrubbed. -update rewrites.
 func TestGolden(t *testing.T) {
@@ -38,18 +39,35 @@ func TestGolden(t *testing.T) {
 			for _, f := range ar.Files {
 				sections[f.Name] = string(f.Data)
 			}
-			fx := strings.TrimSpace(sections["fixture"])
-			src := filepath.Join("..", "testdata", "opencode", fx)
-			db := filepath.Join(src, "opencode.db")
-			if fx == "legacy" {
-				db = src
+			// One fixture, or several as NAME=FIXTURE lines (each its own
+			// source, indexes under a fresh data dir).
+			var dbFlags []string
+			fixtures := strings.Fields(sections["fixture"])
+			for _, fx := range fixtures {
+				name, fx, named := strings.Cut(fx, "=")
+				if !named {
+					fx = name
+				}
+				src := filepath.Join("..", "testdata", "opencode", fx)
+				db := filepath.Join(src, "opencode.db")
+				if fx == "legacy" {
+					db = src
+				}
+				if named {
+					db = name + "=" + db
+				}
+				dbFlags = append(dbFlags, "--db", db)
 			}
-			ix := filepath.Join(t.TempDir(), "i.db")
+			if len(fixtures) == 1 {
+				dbFlags = append(dbFlags, "--index", filepath.Join(t.TempDir(), "i.db"))
+			} else {
+				t.Setenv("XDG_DATA_HOME", t.TempDir())
+			}
 			var got bytes.Buffer
 			cursor := ""
 			for _, line := range strings.Split(strings.TrimSpace(sections["args"]), "\n") {
 				args := strings.Fields(strings.ReplaceAll(line, "$CURSOR", cursor))
-				args = append(args, "--db", db, "--index", ix, "--quiet")
+				args = append(append(args, dbFlags...), "--quiet")
 				r := cli(t, args...)
 				got.WriteString("$ recall " + line + "\n")
 				if r.code != 0 {

@@ -14,19 +14,20 @@ import (
 
 // SearchParams are the params of `search` (CLI flags, JSON-RPC fields).
 type SearchParams struct {
-	Query          string `json:"query" arg:"rest" help:"what to look for; \"phrases\" and -exclusions work; empty lists recent activity"`
-	Limit          int    `json:"limit,omitempty" flag:"limit" help:"hits to return (1-200, default 10)"`
-	Directory      string `json:"directory,omitempty" flag:"directory" meta:"DIR" help:"only sessions under this directory"`
-	After          string `json:"after,omitempty" flag:"after" meta:"TIME" help:"only after this time (2026-11-01, 2d, 3h, yesterday)"`
-	Before         string `json:"before,omitempty" flag:"before" meta:"TIME" help:"only before this time"`
-	Role           string `json:"role,omitempty" flag:"role" meta:"ROLE" enum:"role" help:"only messages of this role"`
-	Kind           string `json:"kind,omitempty" flag:"kind" meta:"KINDS" enum:"kind" list:"," help:"comma list of part kinds"`
-	Tool           string `json:"tool,omitempty" flag:"tool" meta:"TOOLS" help:"comma list of tool names (bash, edit, read, ...)"`
-	Session        string `json:"session,omitempty" flag:"session" meta:"ID" help:"only this session and its subagents"`
-	ExcludeSession string `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session and its subagent family"`
-	Mode           string `json:"mode,omitempty" flag:"mode" meta:"MODE" enum:"searchMode" help:"how to match (default auto)"`
-	Group          string `json:"group,omitempty" flag:"group" meta:"GROUP" enum:"group" help:"a few hits per session (session, the default) or every hit (none)"`
-	Explain        bool   `json:"explain,omitempty" flag:"explain" help:"say why each hit ranked where it did"`
+	Query          string     `json:"query" arg:"rest" help:"what to look for; \"phrases\" and -exclusions work; empty lists recent activity"`
+	Limit          int        `json:"limit,omitempty" flag:"limit" help:"hits to return (1-200, default 10)"`
+	Directory      string     `json:"directory,omitempty" flag:"directory" meta:"DIR" help:"only sessions under this directory"`
+	After          string     `json:"after,omitempty" flag:"after" meta:"TIME" help:"only after this time (2026-11-01, 2d, 3h, yesterday)"`
+	Before         string     `json:"before,omitempty" flag:"before" meta:"TIME" help:"only before this time"`
+	Role           string     `json:"role,omitempty" flag:"role" meta:"ROLE" enum:"role" help:"only messages of this role"`
+	Kind           string     `json:"kind,omitempty" flag:"kind" meta:"KINDS" enum:"kind" list:"," help:"comma list of part kinds"`
+	Tool           string     `json:"tool,omitempty" flag:"tool" meta:"TOOLS" help:"comma list of tool names (bash, edit, read, ...)"`
+	Session        string     `json:"session,omitempty" flag:"session" meta:"ID" help:"only this session and its subagents"`
+	ExcludeSession string     `json:"excludeSession,omitempty" flag:"exclude-session" meta:"ID" help:"leave out this session and its subagent family"`
+	Mode           string     `json:"mode,omitempty" flag:"mode" meta:"MODE" enum:"searchMode" help:"how to match (default auto)"`
+	Group          string     `json:"group,omitempty" flag:"group" meta:"GROUP" enum:"group" help:"a few hits per session (session, the default) or every hit (none)"`
+	Explain        bool       `json:"explain,omitempty" flag:"explain" help:"say why each hit ranked where it did"`
+	Source         SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"only this source (repeat, or a comma list; default: every source)"`
 
 	after, before int64
 }
@@ -69,7 +70,7 @@ func checkQuerySize(field, s string) error {
 // once.
 func (p *SearchParams) engineParams() engine.SearchParams {
 	f := query.Filter{Directory: p.Directory, After: p.after, Before: p.before, Tools: splitList(p.Tool),
-		Session: p.Session, ExcludeSession: p.ExcludeSession}
+		Session: p.Session, ExcludeSession: p.ExcludeSession, Sources: p.Source.names()}
 	for _, k := range splitList(p.Kind) {
 		f.Kinds = append(f.Kinds, model.Kind(k))
 	}
@@ -108,6 +109,11 @@ func printSearch(w io.Writer, res engine.SearchResult) error {
 		_, err := fmt.Fprintln(w, "no matches")
 		return err
 	}
+	var sources []string
+	for _, h := range res.Hits {
+		sources = append(sources, h.Source)
+	}
+	several := mixed(sources...)
 	for i, h := range res.Hits {
 		label := strings.TrimSpace(h.Kind + " " + h.Role)
 		if h.Tool != "" {
@@ -115,7 +121,11 @@ func printSearch(w io.Writer, res engine.SearchResult) error {
 		}
 		fmt.Fprintf(w, "%2d. %s  [%s]  %s\n", i+1, h.Title, label, render.ShortTime(h.Time))
 		fmt.Fprintf(w, "    %s\n", h.Snippet)
-		fmt.Fprintf(w, "    %s  read: recall read %s\n", h.Directory, h.Cursor)
+		where := h.Directory
+		if several {
+			where = h.Source + " · " + where
+		}
+		fmt.Fprintf(w, "    %s  read: recall read %s\n", where, h.Cursor)
 	}
 	return nil
 }

@@ -11,13 +11,14 @@ import (
 
 // SessionsParams are the params of `sessions`.
 type SessionsParams struct {
-	Filter    string `json:"filter,omitempty" flag:"filter" meta:"TEXT" help:"fuzzy match on titles"`
-	Directory string `json:"directory,omitempty" flag:"directory" meta:"DIR" help:"only sessions under this directory"`
-	After     string `json:"after,omitempty" flag:"after" meta:"TIME" help:"active after this time (2026-11-01, 2d, ...)"`
-	Before    string `json:"before,omitempty" flag:"before" meta:"TIME" help:"active before this time"`
-	Parent    string `json:"parent,omitempty" flag:"parent" meta:"ID" help:"list the subagent sessions of this session"`
-	Limit     int    `json:"limit,omitempty" flag:"limit" help:"sessions per page (default 20, max 200)"`
-	Cursor    string `json:"cursor,omitempty" flag:"cursor" meta:"CURSOR" help:"the next field of a previous page"`
+	Filter    string     `json:"filter,omitempty" flag:"filter" meta:"TEXT" help:"fuzzy match on titles"`
+	Directory string     `json:"directory,omitempty" flag:"directory" meta:"DIR" help:"only sessions under this directory"`
+	After     string     `json:"after,omitempty" flag:"after" meta:"TIME" help:"active after this time (2026-11-01, 2d, ...)"`
+	Before    string     `json:"before,omitempty" flag:"before" meta:"TIME" help:"active before this time"`
+	Parent    string     `json:"parent,omitempty" flag:"parent" meta:"ID" help:"list the subagent sessions of this session"`
+	Limit     int        `json:"limit,omitempty" flag:"limit" help:"sessions per page (default 20, max 200)"`
+	Cursor    string     `json:"cursor,omitempty" flag:"cursor" meta:"CURSOR" help:"the next field of a previous page"`
+	Source    SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"only this source (repeat, or a comma list; default: every source)"`
 
 	after, before int64
 }
@@ -48,16 +49,25 @@ var Sessions = Register(&Command[SessionsParams, engine.SessionsResult]{
 	Sync:    true,
 	Run: func(ctx context.Context, env *Env, p *SessionsParams) (engine.SessionsResult, error) {
 		return env.Engine.Sessions(ctx, engine.SessionsParams{Filter: p.Filter, Directory: p.Directory,
-			After: p.after, Before: p.before, Parent: p.Parent, Limit: p.Limit, Cursor: p.Cursor})
+			After: p.after, Before: p.before, Parent: p.Parent, Limit: p.Limit, Cursor: p.Cursor, Sources: p.Source.names()})
 	},
 	Print: func(w io.Writer, res engine.SessionsResult) error {
+		var sources []string
+		for _, s := range res.Sessions {
+			sources = append(sources, s.Source)
+		}
+		several := mixed(sources...)
 		for _, s := range res.Sessions {
 			arch := ""
 			if s.Archived {
 				arch = " (archived)"
 			}
+			where := s.Directory
+			if several {
+				where = s.Source + " · " + where
+			}
 			fmt.Fprintf(w, "%s  %s%s\n    %s · %s · %d messages, %d turns, %d tool calls\n", s.ID, s.Title, arch,
-				s.Directory, render.ShortTime(s.Updated), s.Messages, s.Turns, s.ToolCalls)
+				where, render.ShortTime(s.Updated), s.Messages, s.Turns, s.ToolCalls)
 			for _, c := range s.Children {
 				fmt.Fprintf(w, "    └ %s  %s\n", c.ID, c.Title)
 			}

@@ -14,8 +14,10 @@ import (
 	"github.com/recallhq/recall/engine/render"
 )
 
-// StatusParams: status takes none.
-type StatusParams struct{}
+// StatusParams are the params of `status`.
+type StatusParams struct {
+	Source SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"only this source (repeat, or a comma list; default: every source)"`
+}
 
 // Validate checks nothing.
 func (*StatusParams) Validate() error { return nil }
@@ -31,9 +33,10 @@ func (*SyncParams) Validate() error { return nil }
 
 // ExportParams are the params of `export`.
 type ExportParams struct {
-	Session string `json:"session" arg:"1" help:"the session id (ses_...)"`
-	Format  string `json:"format,omitempty" flag:"format" meta:"FORMAT" enum:"exportFormat" help:"how to write it (default chatml)"`
-	Output  string `json:"output,omitempty" flag:"o" meta:"FILE" help:"write to this file (default: stdout)"`
+	Session string     `json:"session" arg:"1" help:"the session id (ses_...)"`
+	Format  string     `json:"format,omitempty" flag:"format" meta:"FORMAT" enum:"exportFormat" help:"how to write it (default chatml)"`
+	Output  string     `json:"output,omitempty" flag:"o" meta:"FILE" help:"write to this file (default: stdout)"`
+	Source  SourceList `json:"source,omitempty" flag:"source" meta:"NAME" help:"the source that holds it (default: the first that does)"`
 }
 
 // Validate checks the params.
@@ -41,7 +44,8 @@ func (p *ExportParams) Validate() error {
 	if p.Session == "" {
 		return &ParamError{Field: "session", Msg: "is required; see `recall sessions` for ids"}
 	}
-	return nil
+	_, err := p.Source.one()
+	return err
 }
 
 // ExportResult says where an export went.
@@ -55,10 +59,13 @@ type ExportResult struct {
 var Status = Register(&Command[StatusParams, engine.Status]{
 	Name: "status", Summary: "the history being read, its storage eras, index counts and freshness",
 	Doors: CLI | Server, Sync: true,
-	Run: func(ctx context.Context, env *Env, _ *StatusParams) (engine.Status, error) {
-		return env.Engine.Status(ctx)
+	Run: func(ctx context.Context, env *Env, p *StatusParams) (engine.Status, error) {
+		return env.Engine.Status(ctx, p.Source.names()...)
 	},
 	Print: func(w io.Writer, st engine.Status) error {
+		if len(st.Sources) > 1 {
+			return printSources(w, st)
+		}
 		demo := ""
 		if st.Demo {
 			demo = " (bundled demo history)"
@@ -150,7 +157,8 @@ var Export = Register(&Command[ExportParams, ExportResult]{
 // to one, which is written through) is a target: a rename onto a device
 // node, a FIFO or a socket would replace it.
 func runExport(ctx context.Context, env *Env, ep *ExportParams) (ExportResult, error) {
-	params := engine.ExportParams{SessionID: ep.Session, Format: render.Format(ep.Format)}
+	src, _ := ep.Source.one()
+	params := engine.ExportParams{SessionID: ep.Session, Format: render.Format(ep.Format), Source: src}
 	if ep.Output == "" || ep.Output == "-" {
 		out := env.Stdout
 		if out == nil {
@@ -245,4 +253,32 @@ func printSemanticStatus(w io.Writer, s engine.SemanticStatus) {
 		fmt.Fprintf(w, "; %s", s.Notice)
 	}
 	fmt.Fprintln(w)
+}
+
+// printSources is status over several sources: each one, then the totals.
+func printSources(w io.Writer, st engine.Status) error {
+	for _, s := range st.Sources {
+		demo := ""
+		if s.Demo {
+			demo = " (bundled demo history)"
+		}
+		fmt.Fprintf(w, "source %s:  %s%s\n", s.Name, s.Path, demo)
+		if s.Error != "" {
+			fmt.Fprintf(w, "  error:    %s\n", s.Error)
+		}
+		fmt.Fprintf(w, "  eras:     %s\n  index:    %s (%d KiB)\n", strings.Join(s.Eras, ", "), s.Index, s.IndexBytes/1024)
+		fmt.Fprintf(w, "  content:  %d sessions, %d messages, %d parts, %d search documents\n", s.Sessions, s.Messages, s.Parts, s.Documents)
+		fmt.Fprintf(w, "  synced:   %s (%s)\n", s.Freshness.SyncedAt, lagText(s.Freshness))
+	}
+	fmt.Fprintf(w, "all %d:    %d sessions, %d messages, %d parts, %d search documents (schema %d)\n", len(st.Sources),
+		st.Sessions, st.Messages, st.Parts, st.Documents, st.Schema)
+	printSemanticStatus(w, st.Semantic)
+	return nil
+}
+
+func lagText(f engine.Freshness) string {
+	if f.Stale {
+		return fmt.Sprintf("behind the history by %.1fs", float64(f.LagMS)/1000)
+	}
+	return "up to date"
 }

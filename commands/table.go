@@ -113,7 +113,8 @@ func (e *ParamError) Error() string {
 // input the engine refused itself (its guard behind validation).
 func IsParamError(err error) bool {
 	var pe *ParamError
-	return errors.As(err, &pe) || errors.Is(err, engine.ErrQueryTooLong)
+	return errors.As(err, &pe) || errors.Is(err, engine.ErrQueryTooLong) || errors.Is(err, engine.ErrUnknownSource) ||
+		errors.Is(err, engine.ErrOptions) || errors.Is(err, engine.ErrAmbiguousID)
 }
 
 // Env is what a command runs against. Doors fill in what they have.
@@ -339,7 +340,7 @@ func (c *Command[P, R]) execute(ctx context.Context, env *Env, p *P) (R, error) 
 	res, err := c.executeOnce(ctx, env, p)
 	if engine.IsIndexDamaged(err) && env.Engine != nil {
 		env.notify(fmt.Sprintf("the index was damaged (%v); rebuilding it from the history", err))
-		if _, rerr := env.Engine.RebuildIndex(ctx); rerr != nil {
+		if _, rerr := env.Engine.RebuildIndex(ctx, engine.DamagedSources(err)...); rerr != nil {
 			var zero R
 			return zero, fmt.Errorf("rebuild damaged index: %w", rerr)
 		}

@@ -19,13 +19,26 @@ import (
 // BenchmarkColdIndex on its own). Latency benchmarks report p50/p95 in ms
 // over every operation run.
 
+// RECALL_BENCH_DB and RECALL_BENCH_INDEX may each list several paths (with
+// the OS list separator, ":"): one source and its index each, searched as
+// one (the multi-source figures in notes/multisource.md).
 func benchEngine(b *testing.B) *Engine {
 	b.Helper()
 	db, ix := os.Getenv("RECALL_BENCH_DB"), os.Getenv("RECALL_BENCH_INDEX")
 	if db == "" || ix == "" {
 		b.Skip("set RECALL_BENCH_DB and RECALL_BENCH_INDEX (make bench does)")
 	}
-	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: noEnv})
+	opts := Options{DBPath: db, IndexPath: ix, Getenv: noEnv}
+	if dbs, ixs := filepath.SplitList(db), filepath.SplitList(ix); len(dbs) > 1 {
+		if len(ixs) != len(dbs) {
+			b.Fatalf("RECALL_BENCH_DB lists %d histories and RECALL_BENCH_INDEX %d indexes; give one index each", len(dbs), len(ixs))
+		}
+		opts.DBPath, opts.IndexPath = "", ""
+		for i := range dbs {
+			opts.Sources = append(opts.Sources, SourceSpec{Path: dbs[i], Index: ixs[i]})
+		}
+	}
+	e, err := Open(context.Background(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

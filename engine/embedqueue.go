@@ -51,9 +51,9 @@ type EmbedResult struct {
 // run starts from what is still missing. Text whose vector is already in
 // the index (a re-synced session, a repeated prompt) is not embedded again.
 // Searches never wait for it.
-func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (EmbedResult, error) {
+func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (res EmbedResult, err error) {
 	start := time.Now()
-	var res EmbedResult
+	// Named results: the deferred write must reach the caller.
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
 	man, err := e.installedModel()
 	if err != nil {
@@ -65,22 +65,51 @@ func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (EmbedResult, err
 	}
 	key := manifestKey(man)
 	res.Model = key
+	// Shards take turns (one model, two cores); progress counts the
+	// shards done before the current one.
+	for _, sh := range e.shards {
+		if sh.ix.ReadOnly() && len(e.shards) > 1 {
+			continue // read-only storage: its vectors stay as they are
+		}
+		before := res
+		shOpts := opts
+		if opts.Progress != nil {
+			shOpts.Progress = func(p EmbedProgress) {
+				opts.Progress(EmbedProgress{Done: before.Done + p.Done, Total: before.Total + p.Total})
+			}
+		}
+		r, err := sh.embed(ctx, shOpts, key, emb.Embed)
+		res.Reset = res.Reset || r.Reset
+		res.Embedded += r.Embedded
+		res.Cached += r.Cached
+		res.Done += r.Done
+		res.Total += r.Total
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// embed is Embed over one shard's index.
+func (sh *shard) embed(ctx context.Context, opts EmbedOptions, key string, embedTexts embedFunc) (EmbedResult, error) {
+	var res EmbedResult
 	batch := opts.Batch
 	if batch <= 0 {
 		batch = EmbedBatch
 	}
-	err = e.withWriter(ctx, opts.LockWait, func() error {
-		stored, err := e.ix.VectorModel(ctx)
+	err := sh.withWriter(ctx, opts.LockWait, func() error {
+		stored, err := sh.ix.VectorModel(ctx)
 		if err != nil || stored == key {
 			return err
 		}
 		res.Reset = stored != ""
-		return e.ix.ResetVectors(ctx, key)
+		return sh.ix.ResetVectors(ctx, key)
 	})
 	if err != nil {
 		return res, err
 	}
-	if res.Done, res.Total, err = e.ix.VectorCounts(ctx, embeddedKinds); err != nil {
+	if res.Done, res.Total, err = sh.ix.VectorCounts(ctx, embeddedKinds); err != nil {
 		return res, err
 	}
 	report := func() {
@@ -94,7 +123,7 @@ func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (EmbedResult, err
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		pending, err := e.ix.PendingDocs(ctx, embeddedKinds, below, batch)
+		pending, err := sh.ix.PendingDocs(ctx, embeddedKinds, below, batch)
 		if err != nil {
 			return res, err
 		}
@@ -102,13 +131,13 @@ func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (EmbedResult, err
 			break
 		}
 		below = pending[len(pending)-1]
-		n, cached, err := e.embedBatch(ctx, opts, key, emb.Embed, pending)
+		n, cached, err := sh.embedBatch(ctx, opts, key, embedTexts, pending)
 		if err != nil {
 			return res, err
 		}
 		res.Embedded += n
 		res.Cached += cached
-		if res.Done, res.Total, err = e.ix.VectorCounts(ctx, embeddedKinds); err != nil {
+		if res.Done, res.Total, err = sh.ix.VectorCounts(ctx, embeddedKinds); err != nil {
 			return res, err
 		}
 		report()
@@ -116,11 +145,11 @@ func (e *Engine) Embed(ctx context.Context, opts EmbedOptions) (EmbedResult, err
 	// Caught up: vectors no document uses any more (edited or deleted
 	// text) can go. Only now: a re-synced document is briefly without its
 	// doc_vectors row, and its old vector is what spares a second run.
-	err = e.withWriter(ctx, opts.LockWait, func() error {
-		if more, err := e.ix.PendingDocs(ctx, embeddedKinds, 0, 1); err != nil || len(more) > 0 {
+	err = sh.withWriter(ctx, opts.LockWait, func() error {
+		if more, err := sh.ix.PendingDocs(ctx, embeddedKinds, 0, 1); err != nil || len(more) > 0 {
 			return err
 		}
-		_, err := e.ix.GCVectors(ctx)
+		_, err := sh.ix.GCVectors(ctx)
 		return err
 	})
 	return res, err
@@ -132,8 +161,8 @@ type embedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 // no lock held; the store re-reads each text under the writer lock and
 // skips a document whose text changed meanwhile (a sync rewrote it; the
 // next run picks it up).
-func (e *Engine) embedBatch(ctx context.Context, opts EmbedOptions, key string, embedTexts embedFunc, rids []int64) (embedded, cached int, err error) {
-	texts, err := e.embedTexts(ctx, rids)
+func (sh *shard) embedBatch(ctx context.Context, opts EmbedOptions, key string, embedTexts embedFunc, rids []int64) (embedded, cached int, err error) {
+	texts, err := sh.embedTexts(ctx, rids)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -141,7 +170,7 @@ func (e *Engine) embedBatch(ctx context.Context, opts EmbedOptions, key string, 
 	for i, rid := range rids {
 		hashes[i] = textHash(texts[rid])
 	}
-	known, err := e.ix.KnownHashes(ctx, key, hashes)
+	known, err := sh.ix.KnownHashes(ctx, key, hashes)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -165,8 +194,8 @@ func (e *Engine) embedBatch(ctx context.Context, opts EmbedOptions, key string, 
 	}
 	var old, cur int64
 	var stored []int64
-	err = e.withWriter(ctx, opts.LockWait, func() error {
-		now, err := e.embedTexts(ctx, rids)
+	err = sh.withWriter(ctx, opts.LockWait, func() error {
+		now, err := sh.embedTexts(ctx, rids)
 		if err != nil {
 			return err
 		}
@@ -189,37 +218,37 @@ func (e *Engine) embedBatch(ctx context.Context, opts EmbedOptions, key string, 
 		if len(puts) == 0 {
 			return nil
 		}
-		old, cur, err = e.ix.PutVectors(ctx, key, puts)
+		old, cur, err = sh.ix.PutVectors(ctx, key, puts)
 		return err
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	if len(stored) > 0 {
-		e.vectorsAdded(ctx, key, old, cur, stored)
+		sh.vectorsAdded(ctx, key, old, cur, stored)
 	}
 	return len(todo), len(rids) - len(todo), nil
 }
 
 // embedTexts reads the documents' texts as the model should see them.
-func (e *Engine) embedTexts(ctx context.Context, rids []int64) (map[int64]string, error) {
-	raw, err := e.ix.DocText(ctx, rids)
+func (sh *shard) embedTexts(ctx context.Context, rids []int64) (map[int64]string, error) {
+	raw, err := sh.ix.DocText(ctx, rids)
 	if err != nil {
 		return nil, err
 	}
-	kinds, err := e.docKinds(ctx, rids)
+	kinds, err := sh.docKinds(ctx, rids)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[int64]string, len(raw))
 	for rid, t := range raw {
-		out[rid] = e.embedText(kinds[rid], t)
+		out[rid] = sh.embedText(kinds[rid], t)
 	}
 	return out, nil
 }
 
-func (e *Engine) docKinds(ctx context.Context, rids []int64) (map[int64]model.Kind, error) {
-	cands, err := e.ix.Candidates(ctx, rids, query.Filter{})
+func (sh *shard) docKinds(ctx context.Context, rids []int64) (map[int64]model.Kind, error) {
+	cands, err := sh.ix.Candidates(ctx, rids, query.Filter{})
 	if err != nil {
 		return nil, err
 	}
@@ -231,9 +260,9 @@ func (e *Engine) docKinds(ctx context.Context, rids []int64) (map[int64]model.Ki
 }
 
 // withWriter runs fn holding the index writer lock.
-func (e *Engine) withWriter(ctx context.Context, wait time.Duration, fn func() error) error {
-	if e.ix.ReadOnly() {
-		return e.ix.ReadOnlyError()
+func (sh *shard) withWriter(ctx context.Context, wait time.Duration, fn func() error) error {
+	if sh.ix.ReadOnly() {
+		return sh.ix.ReadOnlyError()
 	}
 	lctx := ctx
 	if wait > 0 {
@@ -241,7 +270,7 @@ func (e *Engine) withWriter(ctx context.Context, wait time.Duration, fn func() e
 		lctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	lock, err := index.LockWriter(lctx, e.ix.Path())
+	lock, err := index.LockWriter(lctx, sh.ix.Path())
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -249,7 +278,7 @@ func (e *Engine) withWriter(ctx context.Context, wait time.Duration, fn func() e
 		return err
 	}
 	defer lock.Unlock()
-	return index.ExplainWrite(e.ix.Path(), fn())
+	return index.ExplainWrite(sh.ix.Path(), fn())
 }
 
 // EmbedRun is a background embedding run (see Engine.StartEmbedding).

@@ -16,20 +16,25 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 
 	"github.com/recallhq/recall/engine/config"
-	"github.com/recallhq/recall/engine/demo"
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/redact"
 	"github.com/recallhq/recall/engine/source"
 	"github.com/recallhq/recall/engine/source/opencode"
 )
 
-// Options says where the history and the index are.
+// Options says where the histories and their indexes are.
 type Options struct {
-	DBPath    string              // explicit source (--db); "" = locate like OpenCode
-	IndexPath string              // explicit index (--index); "" = under the data dir
+	// Sources are the histories to open, in this order (--db, repeatable);
+	// none: the config's [[source]] list, else the history OpenCode uses.
+	Sources []SourceSpec
+	// DBPath is one more source first (the one-history shorthand).
+	DBPath string
+	// IndexPath is the index of the only source (--index); with several,
+	// each SourceSpec (or [[source]]) has its own Index.
+	IndexPath string
 	Getenv    func(string) string // os.Getenv in production
 	Logger    *slog.Logger
 	// NoDemo disables the bundled demo history fallback.
@@ -48,25 +53,20 @@ type Options struct {
 	OpenSource source.Opener
 }
 
-// Engine is an open source plus its index.
+// Engine is one or more shards (a history and its own index, shard.go)
+// searched as one: config, redaction, the cursor key and the embedding
+// model are engine-wide; everything that reads or writes one history or
+// one index is the shard's.
 type Engine struct {
-	opts Options
-	// srcMu guards src, which a sync replaces when the history file was
-	// replaced underneath it (reopenSource).
-	srcMu    sync.Mutex
-	src      source.Source
-	open     source.Opener
-	ix       *index.Index
+	opts     Options
+	shards   []*shard // in source order
 	log      *slog.Logger
 	demo     bool
 	notices  []string
-	said     map[string]bool // notices already given, so each is said once
-	key      []byte          // cursor signing key, from the index
-	vocab    *vocabCache
+	key      []byte // cursor signing key (cursorkey.go)
 	config   config.Config
 	redactor *redact.Redactor
-	sem      semanticState // embedding model, vectors, embedding runs (semantic.go)
-	ixOpts   index.Options
+	sem      semanticState // embedding model and runs (semantic.go)
 }
 
 // DataDir is Recall's data directory: $XDG_DATA_HOME/recall or
@@ -98,11 +98,12 @@ func ownIndexDir(ixPath string, getenv func(string) string, source string) bool 
 	return err == nil && filepath.Dir(def) == filepath.Dir(ixPath)
 }
 
-// Open locates the history, opens it read-only and opens (or creates) the
+// Open locates each history, opens it read-only and opens (or creates) its
 // index; an index path that is OpenCode's, not provably Recall's, or open
-// to other users is refused (ErrIndexRefused) with nothing touched. With
-// no history anywhere and no explicit --db, it opens the bundled demo
-// history and says so in Notices.
+// to other users is refused (ErrIndexRefused) with nothing touched. An
+// explicit history that is missing is an error; a configured one is a
+// notice, and its index answers as it was. With no history anywhere and
+// none named, it opens the bundled demo history and says so in Notices.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -110,10 +111,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{opts: opts, log: opts.Logger, vocab: &vocabCache{}, said: map[string]bool{}, open: opts.OpenSource}
-	if e.open == nil {
-		e.open = openOpenCode
-	}
+	e := &Engine{opts: opts, log: opts.Logger}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {
@@ -128,61 +126,28 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("config %s: %w", e.config.Path, err)
 	}
 	e.redactor = r
-	path, err := opencode.Locate(opts.DBPath, opts.Getenv)
-	var nf *opencode.NotFoundError
-	if errors.As(err, &nf) && opts.DBPath == "" && !opts.NoDemo {
-		path, err = demo.Extract(filepath.Join(DataDir(opts.Getenv), "demo"))
+	specs, notices, err := resolveSources(opts, e.config)
+	if err != nil {
+		return nil, err
+	}
+	e.notices = append(e.notices, notices...)
+	for _, r := range specs {
+		sh, err := e.openShard(ctx, r)
 		if err != nil {
+			e.Close()
 			return nil, err
 		}
-		e.demo = true
-		e.notices = append(e.notices, fmt.Sprintf("%v; showing the bundled demo history (%s)", nf, path))
-	} else if err != nil {
-		return nil, err
+		e.demo = e.demo || r.demo
+		e.shards = append(e.shards, sh)
 	}
-	ixPath := opts.IndexPath
-	if ixPath == "" {
-		ixPath = DefaultIndexPath(opts.Getenv, path)
-	}
-	if ixPath, err = filepath.Abs(ixPath); err != nil {
-		return nil, fmt.Errorf("index path: %w", err)
-	}
-	// Before anything is opened: the index may never be one of OpenCode's
-	// files (the history opens read-only, but the index would be written).
-	if err := checkIndexPlacement(ixPath, path, opts.Getenv); err != nil {
-		return nil, err
-	}
-	src, err := e.open(ctx, path)
+	key, notice, err := loadCursorKey(opts.Getenv)
 	if err != nil {
-		return nil, err
-	}
-	e.src = src
-	if n := src.Notice(); n != "" {
-		e.notices = append(e.notices, n)
-		e.said[n] = true
-	}
-	// Recall's own index directory (where the default index lives, also
-	// when a daemon passes that path explicitly) must be private.
-	e.ixOpts = index.Options{PrivateDir: ownIndexDir(ixPath, opts.Getenv, path)}
-	ixOpts := e.ixOpts
-	ix, err := index.OpenWith(ctx, ixPath, ixOpts)
-	if errors.Is(err, index.ErrCorrupt) {
-		var moved string
-		if moved, err = index.MoveAside(ixPath); err == nil {
-			e.log.Warn("index damaged; moved aside and rebuilding", "path", ixPath, "moved", moved)
-			e.notices = append(e.notices, damagedNotice(ixPath, moved))
-			ix, err = index.OpenWith(ctx, ixPath, ixOpts)
-		}
-	}
-	if err != nil {
-		src.Close()
-		return nil, err
-	}
-	e.ix = ix
-	e.ix.SetRedactor(e.redactor)
-	if err := e.loadKey(ctx); err != nil {
 		e.Close()
 		return nil, err
+	}
+	e.key = key
+	if notice != "" {
+		e.notices = append(e.notices, notice)
 	}
 	return e, nil
 }
@@ -198,15 +163,12 @@ func damagedNotice(path, moved string) string {
 // Config is the configuration in effect.
 func (e *Engine) Config() config.Config { return e.config }
 
-// Close releases the source and the index.
+// Close releases the sources and the indexes.
 func (e *Engine) Close() error {
 	var errs []error
 	errs = append(errs, e.closeSemantic())
-	if src := e.source(); src != nil {
-		errs = append(errs, src.Close())
-	}
-	if e.ix != nil {
-		errs = append(errs, e.ix.Close())
+	for _, sh := range e.shards {
+		errs = append(errs, sh.close())
 	}
 	return errors.Join(errs...)
 }
@@ -218,8 +180,8 @@ func (e *Engine) Notices() []string { return append([]string(nil), e.notices...)
 // IsDemo reports whether the bundled demo history is in use.
 func (e *Engine) IsDemo() bool { return e.demo }
 
-// SourcePath is the history being read.
-func (e *Engine) SourcePath() string { return e.source().Path() }
+// SourcePath is the (first) history being read.
+func (e *Engine) SourcePath() string { return e.shards[0].path }
 
 // openOpenCode is the default source.Opener: OpenCode's history.
 func openOpenCode(ctx context.Context, path string) (source.Source, error) {
@@ -230,30 +192,16 @@ func openOpenCode(ctx context.Context, path string) (source.Source, error) {
 	return s, nil
 }
 
-// SourceFingerprint is a cheap summary of the history's files (inode, sizes
-// and modification times, no query): a watcher polls it and syncs when it
-// changes.
-func (e *Engine) SourceFingerprint() string { return e.source().Fingerprint() }
-
-// source is the open history (a sync may have replaced it).
-func (e *Engine) source() source.Source {
-	e.srcMu.Lock()
-	defer e.srcMu.Unlock()
-	return e.src
+// SourceFingerprint is a cheap summary of the histories' files (inode,
+// sizes and modification times, no query): a watcher polls it and syncs
+// when it changes.
+func (e *Engine) SourceFingerprint() string {
+	fps := make([]string, len(e.shards))
+	for i, sh := range e.shards {
+		fps[i] = sh.fingerprint()
+	}
+	return strings.Join(fps, "\n")
 }
 
-// IndexPath is the index file.
-func (e *Engine) IndexPath() string { return e.ix.Path() }
-
-func (e *Engine) loadKey(ctx context.Context) error {
-	k, err := e.ix.Meta(ctx, "cursor_key")
-	if err != nil {
-		return fmt.Errorf("read index: %w", err)
-	}
-	key, err := hex.DecodeString(k)
-	if err != nil || len(key) == 0 {
-		return fmt.Errorf("index %s has no cursor key; delete it to rebuild", e.ix.Path())
-	}
-	e.key = key
-	return nil
-}
+// IndexPath is the (first) index file.
+func (e *Engine) IndexPath() string { return e.shards[0].index().Path() }

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"path/filepath"
+	"sort"
+
+	"github.com/recallhq/recall/engine/index"
 )
 
 // Files limits.
@@ -22,10 +25,10 @@ type FileSessionsResult struct {
 }
 
 // FileSessions lists the top-level sessions whose tools read, edited or
-// patched path, newest first: one indexed lookup, cheap enough for an editor
-// to ask on every opened file. A relative path is made absolute first (tools
+// patched path, newest first: one indexed lookup per source, cheap enough
+// for an editor to ask on every opened file. A relative path is made absolute first (tools
 // record absolute paths).
-func (e *Engine) FileSessions(ctx context.Context, path string, limit int) (FileSessionsResult, error) {
+func (e *Engine) FileSessions(ctx context.Context, path string, limit int, sources ...string) (FileSessionsResult, error) {
 	if limit <= 0 {
 		limit = DefaultFileSessionsLimit
 	}
@@ -34,13 +37,32 @@ func (e *Engine) FileSessions(ctx context.Context, path string, limit int) (File
 		path = abs
 	}
 	res := FileSessionsResult{Path: path, Sessions: []SessionInfo{}}
-	rows, total, err := e.ix.SessionsTouching(ctx, path, limit)
+	shs, err := e.shardsFor(sources)
 	if err != nil {
 		return res, err
 	}
-	res.Total = total
+	per := make([][]index.SessionRow, len(shs))
+	totals := make([]int, len(shs))
+	if err := eachShard(shs, func(i int, sh *shard) error {
+		var err error
+		per[i], totals[i], err = sh.ix.SessionsTouching(ctx, path, limit)
+		return err
+	}); err != nil {
+		return res, err
+	}
+	var rows []shardRow
+	for i, rs := range per {
+		res.Total += totals[i]
+		for _, r := range rs {
+			rows = append(rows, shardRow{sh: shs[i], SessionRow: r})
+		}
+	}
+	if len(shs) > 1 {
+		sort.SliceStable(rows, func(a, b int) bool { return rows[a].Updated > rows[b].Updated })
+		rows = rows[:min(len(rows), limit)]
+	}
 	for _, s := range rows {
-		res.Sessions = append(res.Sessions, e.sessionInfo(s, nil))
+		res.Sessions = append(res.Sessions, e.sessionInfo(s.sh, s.SessionRow, nil))
 	}
 	return res, nil
 }

@@ -7,12 +7,14 @@ import (
 	"testing"
 )
 
-// FuzzDecodeCursor: no input decodes unless this index signed it, and a
-// signed cursor survives a round trip.
+// FuzzDecodeCursor: no input decodes unless this user's key signed it,
+// and a signed cursor survives a round trip.
 func FuzzDecodeCursor(f *testing.F) {
 	e := openFixture(f, "v1")
-	good := e.encodeCursor(Cursor{SessionID: "ses_a", MessageID: "msg_b", PartID: "prt_c", Hint: "start"})
-	for _, s := range []string{good, "rc1..", "rc1.eA.zz", "rc1." + strings.Repeat("A", 300) + ".x", "", "rp1.MTIz", good + "x", strings.ToUpper(good)} {
+	good := e.encodeCursor(Cursor{Source: "v1", SessionID: "ses_a", MessageID: "msg_b", PartID: "prt_c", Hint: "start"})
+	odd := e.encodeCursor(Cursor{Source: "v1", SessionID: "a.b:c", Hint: "head"})
+	for _, s := range []string{good, odd, "rc1..", "rc1.eA.zz", "rc1." + strings.Repeat("A", 300) + ".x", "", "rp1.MTIz", good + "x", strings.ToUpper(good),
+		"c1:", "c1:.", "c1::.", "c1:v1:ses_a.q.AAAAAAAA", "c1:v1:~x.AAAAAAAA"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -23,7 +25,7 @@ func FuzzDecodeCursor(f *testing.F) {
 			}
 			return
 		}
-		if again := e.encodeCursor(c); again != strings.TrimSpace(s) {
+		if again := e.encodeRef(c); again != strings.TrimSpace(s) {
 			t.Fatalf("%q decoded to %+v, which encodes to %q", s, c, again)
 		}
 	})

@@ -9,8 +9,15 @@ import (
 	"github.com/recallhq/recall/engine/render"
 )
 
+// cand is a candidate document and the shard it came from (its DocRID is
+// that shard's).
+type cand struct {
+	sh *shard
+	index.Candidate
+}
+
 // emit groups, cuts and renders hits.
-func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candidate, items []rank.Item, terms []rank.Term, needles []string, explain func(int) *Explain, res *SearchResult) error {
+func (e *Engine) emit(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, terms []rank.Term, needles []string, explain func(int) *Explain, res *SearchResult) error {
 	var order []int
 	if p.Group == query.GroupNone {
 		order = make([]int, len(items))
@@ -27,22 +34,44 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []index.Candida
 	return e.render(ctx, p, cands, items, order, needles, explain, res)
 }
 
-// render cuts order to the limit and renders hits with snippets.
-func (e *Engine) render(ctx context.Context, p SearchParams, cands []index.Candidate, items []rank.Item, order []int, needles []string, explain func(int) *Explain, res *SearchResult) error {
+// render cuts order to the limit and renders hits with snippets; texts and
+// titles come from each hit's shard, one query per shard for each.
+func (e *Engine) render(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, order []int, needles []string, explain func(int) *Explain, res *SearchResult) error {
 	if len(order) > p.Limit {
 		order = order[:p.Limit]
 	}
-	var rids []int64
+	rids := map[*shard][]int64{}
+	ids := map[*shard][]string{}
+	seen := map[*shard]map[string]bool{}
+	var shs []*shard
 	for _, i := range order {
+		c := cands[i]
+		if seen[c.sh] == nil {
+			seen[c.sh] = map[string]bool{}
+			shs = append(shs, c.sh)
+		}
 		if items[i].Text == "" {
-			rids = append(rids, cands[i].DocRID)
+			rids[c.sh] = append(rids[c.sh], c.DocRID)
+		}
+		if !seen[c.sh][c.SessionID] {
+			seen[c.sh][c.SessionID] = true
+			ids[c.sh] = append(ids[c.sh], c.SessionID)
 		}
 	}
-	texts, err := e.ix.DocText(ctx, rids)
-	if err != nil {
-		return err
+	texts := make([]map[int64]string, len(shs))
+	titles := make([]map[string]string, len(shs))
+	at := make(map[*shard]int, len(shs))
+	for i, sh := range shs {
+		at[sh] = i
 	}
-	titles, err := e.titles(ctx, cands, order)
+	err := eachShard(shs, func(i int, sh *shard) error {
+		var err error
+		if texts[i], err = sh.ix.DocText(ctx, rids[sh]); err != nil {
+			return err
+		}
+		titles[i], err = sh.ix.Titles(ctx, ids[sh])
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -50,15 +79,17 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []index.Candi
 		c := cands[i]
 		text := items[i].Text
 		if text == "" {
-			text = texts[c.DocRID]
+			text = texts[at[c.sh]][c.DocRID]
 		}
 		snip, hl := snippet(e.show(text), needles)
 		h := Hit{
-			Cursor:    e.encodeCursor(Cursor{SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
+			Cursor:    e.encodeCursor(Cursor{Source: c.sh.name, SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID}),
+			Source:    c.sh.name,
 			SessionID: c.SessionID, MessageID: c.MessageID, PartID: c.PartID,
-			Title: e.show(titles[c.SessionID]), Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
+			Title: e.show(titles[at[c.sh]][c.SessionID]), Directory: c.Directory, Role: c.Role, Kind: c.Kind, Tool: c.Tool,
 			Time: render.Time(c.Time), Score: round3(items[i].Score), Snippet: snip, Highlights: hl,
 		}
+		h.URI = TranscriptURI(h.Source, h.SessionID, h.Title, h.MessageID)
 		if h.Highlights == nil {
 			h.Highlights = [][2]int{}
 		}
@@ -68,18 +99,4 @@ func (e *Engine) render(ctx context.Context, p SearchParams, cands []index.Candi
 		res.Hits = append(res.Hits, h)
 	}
 	return nil
-}
-
-// titles reads the titles of the sessions the hits in order name, in one
-// query.
-func (e *Engine) titles(ctx context.Context, cands []index.Candidate, order []int) (map[string]string, error) {
-	ids := make([]string, 0, len(order))
-	seen := make(map[string]bool, len(order))
-	for _, i := range order {
-		if id := cands[i].SessionID; !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	return e.ix.Titles(ctx, ids)
 }

@@ -12,28 +12,96 @@ import (
 	"github.com/recallhq/recall/engine/rank"
 )
 
+// A lexical search over several shards ranks as one index holding them
+// all would: each shard finds its own candidates (its FTS match, its own
+// typo alternatives from its vocabulary), but term weights come from the
+// document frequencies summed over the shards, the match budget picks the
+// terms to leave out from those sums, and the union is scored once
+// (rank.Score normalises BM25 over it).
+
+// shardTerm is what one shard knows of one query term.
+type shardTerm struct {
+	df       int      // documents holding it (or its corrections)
+	prefixDF int      // what its FTS match may touch (commonTerms)
+	corr     []string // typo corrections from this shard's vocabulary
+	needles  []string // stems of single-word corrections
+	parts    []string // a multi-word correction's words
+}
+
+// shardLex is one shard's part of a lexical search.
+type shardLex struct {
+	sh    *shard
+	docs  int
+	terms []shardTerm // per q.Searchable() term
+	alts  index.Alternatives
+	expr  string
+	cands []index.Candidate
+	texts map[int64]string
+}
+
+// lexTerms looks the query's terms up in the shard's vocabulary: document
+// frequencies, typo corrections, and the prefix frequencies the match
+// budget weighs.
+func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, error) {
+	vocab, err := sh.vocabulary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lx := &shardLex{sh: sh, docs: vocab.docs, alts: index.Alternatives{}, terms: make([]shardTerm, len(used))}
+	for j, t := range used {
+		st := &lx.terms[j]
+		st.df = vocab.v.DF(t.Key())
+		if st.df == 0 && len(t.Tokens) == 1 {
+			// Not a typo when the index matches it through a stem.
+			if ok, err := sh.ix.Matches(ctx, t.Key()); err != nil {
+				return nil, err
+			} else if ok {
+				st.df = 1
+			}
+		}
+		if st.df == 0 && len(t.Tokens) == 1 {
+			if corr := vocab.v.Corrections(t.Key()); len(corr) > 0 {
+				lx.alts[t.Key()] = corr
+				st.corr = corr
+				for _, c := range corr {
+					if strings.Contains(c, " ") {
+						st.parts = strings.Fields(c)
+					} else {
+						st.needles = append(st.needles, rank.Stem(c))
+						st.df = max(st.df, vocab.v.DF(c))
+					}
+				}
+			}
+		}
+		// A corrected term matches its corrections too.
+		for _, tok := range append([]string{t.Key()}, lx.alts[t.Key()]...) {
+			for _, word := range strings.Fields(tok) {
+				n, err := sh.ix.PrefixDF(ctx, word)
+				if err != nil {
+					return nil, err
+				}
+				st.prefixDF += n
+			}
+		}
+	}
+	return lx, nil
+}
+
 // commonTerms picks the terms left out of the FTS match under MatchBudget:
 // terms are taken rarest first, by the documents their stem family may
-// match, until the budget is spent; the rarest always goes in.
-func (e *Engine) commonTerms(ctx context.Context, q query.Query, alts index.Alternatives) (map[string]bool, error) {
+// match in all the shards together, until the budget is spent; the rarest
+// always goes in.
+func commonTerms(used []query.Term, lxs []*shardLex) map[string]bool {
 	type tdf struct {
 		key string
 		df  int
 	}
-	var ts []tdf
-	for _, t := range q.Searchable() {
-		df := 0
-		// A corrected term matches its corrections too.
-		for _, tok := range append([]string{t.Key()}, alts[t.Key()]...) {
-			for _, word := range strings.Fields(tok) {
-				n, err := e.ix.PrefixDF(ctx, word)
-				if err != nil {
-					return nil, err
-				}
-				df += n
-			}
+	ts := make([]tdf, len(used))
+	for j, t := range used {
+		ts[j].key = t.Key()
+		for _, lx := range lxs {
+			ts[j].df += lx.terms[j].prefixDF
 		}
-		ts = append(ts, tdf{t.Key(), df})
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].df < ts[j].df })
 	skip := map[string]bool{}
@@ -44,17 +112,39 @@ func (e *Engine) commonTerms(ctx context.Context, q query.Query, alts index.Alte
 			skip[t.key] = true
 		}
 	}
-	return skip, nil
+	return skip
 }
 
-func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
-	res.Mode = query.ModeLexical
-	lr, err := e.lexicalRank(ctx, p, q, f, res)
+// match runs the shard's FTS match and reads its candidates' texts.
+func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool) error {
+	lx.expr = index.MatchExpr(q, lx.alts, skip)
+	if lx.expr == "" {
+		return nil
+	}
+	cands, err := lx.sh.ix.Match(ctx, lx.expr, f, MaxCandidates)
+	if err != nil || len(cands) == 0 {
+		return err
+	}
+	rids := make([]int64, len(cands))
+	for i, c := range cands {
+		rids[i] = c.DocRID
+	}
+	texts, err := lx.sh.ix.DocText(ctx, rids)
 	if err != nil {
 		return err
 	}
-	if lr.expr == "" {
-		return e.recent(ctx, p, f, res)
+	lx.cands, lx.texts = cands, texts
+	return nil
+}
+
+func (e *Engine) lexical(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
+	res.Mode = query.ModeLexical
+	lr, err := e.lexicalRank(ctx, shs, p, q, f, res)
+	if err != nil {
+		return err
+	}
+	if !lr.matched {
+		return e.recent(ctx, shs, p, f, res)
 	}
 	if len(lr.cands) == 0 {
 		return nil
@@ -64,49 +154,47 @@ func (e *Engine) lexical(ctx context.Context, p SearchParams, q query.Query, f q
 
 // lexRanked is the lexical ranking of a query, before grouping.
 type lexRanked struct {
-	cands   []index.Candidate
+	cands   []cand
 	items   []rank.Item // scored
 	terms   []rank.Term
 	needles []string // for snippets
-	expr    string   // the FTS match; "" when nothing was left to match
+	matched bool     // an FTS match ran (false: nothing was left to match)
+	exprs   map[*shard]string
 	explain func(int) *Explain
 }
 
-func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query, f query.Filter, res *SearchResult) (lexRanked, error) {
+func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, res *SearchResult) (lexRanked, error) {
 	var lr lexRanked
-	vocab, err := e.vocabulary(ctx)
-	if err != nil {
+	used := q.Searchable()
+	lxs := make([]*shardLex, len(shs))
+	if err := eachShard(shs, func(i int, sh *shard) error {
+		lx, err := sh.lexTerms(ctx, used)
+		lxs[i] = lx
+		return err
+	}); err != nil {
 		return lr, err
 	}
-	alts := index.Alternatives{}
+	nDocs := 0
+	for _, lx := range lxs {
+		nDocs += lx.docs
+	}
 	var terms []rank.Term
 	var needles []string
-	nDocs := float64(vocab.docs)
-	used := q.Searchable()
-	for _, t := range used {
-		df := vocab.v.DF(t.Key())
+	for j, t := range used {
 		rt := rank.Term{}
-		if df == 0 && len(t.Tokens) == 1 {
-			// Not a typo when the index matches it through a stem.
-			if ok, err := e.ix.Matches(ctx, t.Key()); err != nil {
-				return lr, err
-			} else if ok {
-				df = 1
+		df := 0
+		var corr []string
+		for _, lx := range lxs {
+			st := lx.terms[j]
+			df += st.df
+			corr = appendNew(corr, st.corr...)
+			rt.Needles = appendNew(rt.Needles, st.needles...)
+			if rt.Parts == nil {
+				rt.Parts = st.parts
 			}
 		}
-		if df == 0 && len(t.Tokens) == 1 {
-			if corr := vocab.v.Corrections(t.Key()); len(corr) > 0 {
-				alts[t.Key()] = corr
-				res.Corrections = append(res.Corrections, t.Raw+" → "+strings.Join(corr, ", "))
-				for _, c := range corr {
-					if strings.Contains(c, " ") {
-						rt.Parts = strings.Fields(c)
-					} else {
-						rt.Needles = append(rt.Needles, rank.Stem(c))
-						df = max(df, vocab.v.DF(c))
-					}
-				}
-			}
+		if len(corr) > 0 {
+			res.Corrections = append(res.Corrections, t.Raw+" → "+strings.Join(corr, ", "))
 		}
 		if len(t.Tokens) > 1 {
 			rt.Parts = t.Tokens[1:]
@@ -116,7 +204,7 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 		if df == 0 {
 			df = 1
 		}
-		rt.Weight = math.Log(1 + nDocs/float64(df))
+		rt.Weight = math.Log(1 + float64(nDocs)/float64(df))
 		terms = append(terms, rt)
 		needles = append(needles, rt.Needles...)
 		needles = append(needles, rt.Parts...)
@@ -130,33 +218,27 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 		needles = append(needles, ph.Tokens...)
 	}
 	lr.terms, lr.needles = terms, needles
-	skip, err := e.commonTerms(ctx, q, alts)
-	if err != nil {
+	skip := commonTerms(used, lxs)
+	if err := eachShard(shs, func(i int, _ *shard) error { return lxs[i].match(ctx, q, f, skip) }); err != nil {
 		return lr, err
 	}
-	expr := index.MatchExpr(q, alts, skip)
-	lr.expr = expr
-	if expr == "" {
-		return lr, nil
-	}
-	cands, err := e.ix.Match(ctx, expr, f, MaxCandidates)
-	if err != nil {
-		return lr, err
+	lr.exprs = map[*shard]string{}
+	var cands []cand
+	var items []rank.Item
+	for _, lx := range lxs {
+		if lx.expr == "" {
+			continue
+		}
+		lr.matched = true
+		lr.exprs[lx.sh] = lx.expr
+		for _, c := range lx.cands {
+			cands = append(cands, cand{sh: lx.sh, Candidate: c})
+			items = append(items, rank.Item{Root: famKey(lx.sh, c.RootID), Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic,
+				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID]})
+		}
 	}
 	if len(cands) == 0 {
 		return lr, nil
-	}
-	rids := make([]int64, len(cands))
-	for i, c := range cands {
-		rids[i] = c.DocRID
-	}
-	texts, err := e.ix.DocText(ctx, rids)
-	if err != nil {
-		return lr, err
-	}
-	items := make([]rank.Item, len(cands))
-	for i, c := range cands {
-		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic, Time: c.Time, BM25: c.BM25, Text: texts[c.DocRID]}
 	}
 	phrase := ""
 	if len(q.Terms)+len(q.Phrases) > 1 {
@@ -174,10 +256,56 @@ func (e *Engine) lexicalRank(ctx context.Context, p SearchParams, q query.Query,
 				matched = append(matched, used[j].Raw)
 			}
 		}
-		return &Explain{BM25: cands[i].BM25, Matched: matched, Match: expr}
+		return &Explain{BM25: cands[i].BM25, Matched: matched, Match: lr.exprs[cands[i].sh]}
 	}
 	lr.cands, lr.items, lr.explain = cands, items, explain
 	return lr, nil
+}
+
+// appendNew appends the values not in dst yet.
+func appendNew(dst []string, vals ...string) []string {
+	for _, v := range vals {
+		found := false
+		for _, d := range dst {
+			if d == v {
+				found = true
+				break
+			}
+		}
+		if !found {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+// famKey keys a session family across shards: the same root id in two
+// histories is two families.
+func famKey(sh *shard, root string) string { return sh.name + "\x00" + root }
+
+// eachShard runs fn for each shard, in parallel goroutines when there are
+// several (each shard's SQLite handle is its own), and returns the first
+// error in shard order.
+func eachShard(shs []*shard, fn func(i int, sh *shard) error) error {
+	if len(shs) == 1 {
+		return fn(0, shs[0])
+	}
+	errs := make([]error, len(shs))
+	var wg sync.WaitGroup
+	for i, sh := range shs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(i, sh)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // vocabCache holds the vocabulary between searches of one process; a sync
@@ -195,21 +323,22 @@ func (c *vocabCache) invalidate() {
 	c.mu.Unlock()
 }
 
-// vocabulary returns a snapshot of the cached vocabulary (concurrent
-// searches each get their own; a refresh never changes one in use).
-func (e *Engine) vocabulary(ctx context.Context) (*vocabCache, error) {
-	c := e.vocab // set by Open
+// vocabulary returns a snapshot of the shard's cached vocabulary
+// (concurrent searches each get their own; a refresh never changes one in
+// use).
+func (sh *shard) vocabulary(ctx context.Context) (*vocabCache, error) {
+	c := sh.vocab // set by openShard
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	synced, _ := e.ix.Meta(ctx, "synced_at")
+	synced, _ := sh.ix.Meta(ctx, "synced_at")
 	if c.v != nil && c.syncedAt == synced {
 		return &vocabCache{v: c.v, docs: c.docs, syncedAt: c.syncedAt}, nil
 	}
-	terms, df, err := e.ix.Vocabulary(ctx)
+	terms, df, err := sh.ix.Vocabulary(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, err := e.ix.DocCount(ctx)
+	n, err := sh.ix.DocCount(ctx)
 	if err != nil {
 		return nil, err
 	}

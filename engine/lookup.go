@@ -25,6 +25,7 @@ type Preview struct {
 	Message   *model.Message `json:"message,omitempty"` // the message, parts in order
 	Time      string         `json:"time"`              // the message's time, else the session's last activity
 	Cursor    string         `json:"cursor"`            // a read cursor at the message (or the session's head)
+	URI       string         `json:"uri"`               // its transcript (recall:), around the message
 }
 
 // IDKind says which kind of OpenCode id s looks like ("" for none).
@@ -40,8 +41,28 @@ func IDKind(s string) string {
 	return ""
 }
 
-// Lookup resolves an OpenCode id through the index (indexed lookups only).
-func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
+// Lookup resolves an OpenCode id through the indexes (indexed lookups
+// only): in the named sources, or every one, the first in source order
+// that holds it answers.
+func (e *Engine) Lookup(ctx context.Context, id string, sources ...string) (Preview, error) {
+	p := Preview{ID: id, Kind: IDKind(id)}
+	if p.Kind == "" {
+		return p, fmt.Errorf("%w: %q is not a ses_, msg_ or prt_ id", ErrUnknownID, clip(id, 40))
+	}
+	shs, err := e.shardsFor(sources)
+	if err != nil {
+		return p, err
+	}
+	for _, sh := range shs {
+		pv, err := e.lookupIn(ctx, sh, id)
+		if !errors.Is(err, ErrUnknownID) {
+			return pv, err
+		}
+	}
+	return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
+}
+
+func (e *Engine) lookupIn(ctx context.Context, sh *shard, id string) (Preview, error) {
 	p := Preview{ID: id, Kind: IDKind(id)}
 	sessionID := ""
 	found := true
@@ -51,12 +72,10 @@ func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 		sessionID = id
 	case "message":
 		p.MessageID = id
-		sessionID, found, err = e.ix.MessageSession(ctx, id)
+		sessionID, found, err = sh.ix.MessageSession(ctx, id)
 	case "part":
 		p.PartID = id
-		sessionID, p.MessageID, found, err = e.ix.PartLocation(ctx, id)
-	default:
-		return p, fmt.Errorf("%w: %q is not a ses_, msg_ or prt_ id", ErrUnknownID, clip(id, 40))
+		sessionID, p.MessageID, found, err = sh.ix.PartLocation(ctx, id)
 	}
 	if err != nil {
 		return p, err
@@ -64,23 +83,24 @@ func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 	if !found {
 		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
 	}
-	s, err := e.ix.Session(ctx, sessionID)
+	s, err := sh.ix.Session(ctx, sessionID)
 	if errors.Is(err, index.ErrNoSession) {
 		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
 	} else if err != nil {
 		return p, err
 	}
-	p.Session = e.sessionInfo(s, nil)
+	p.Session = e.sessionInfo(sh, s, nil)
 	p.Time = p.Session.Updated
 	p.Cursor = p.Session.Cursor
+	p.URI = p.Session.URI
 	if p.MessageID == "" {
 		return p, nil
 	}
-	ord, err := e.ix.MessageOrd(ctx, sessionID, p.MessageID)
+	ord, err := sh.ix.MessageOrd(ctx, sessionID, p.MessageID)
 	if err != nil {
 		return p, fmt.Errorf("%w: %s", ErrUnknownID, id)
 	}
-	msgs, err := e.ix.Window(ctx, sessionID, ord, ord)
+	msgs, err := sh.ix.Window(ctx, sessionID, ord, ord)
 	if err != nil {
 		return p, err
 	}
@@ -89,6 +109,7 @@ func (e *Engine) Lookup(ctx context.Context, id string) (Preview, error) {
 		p.Message = &msgs[0]
 		p.Time = render.Time(msgs[0].Created)
 	}
-	p.Cursor = e.encodeCursor(Cursor{SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
+	p.Cursor = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, MessageID: p.MessageID, PartID: p.PartID})
+	p.URI = TranscriptURI(sh.name, sessionID, p.Session.Title, p.MessageID)
 	return p, nil
 }

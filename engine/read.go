@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
@@ -59,7 +61,12 @@ func ParseReadMode(s string) (ReadMode, error) {
 
 // ReadParams is one read.
 type ReadParams struct {
+	// Cursor is a cursor from a search, listing or read, or an OpenCode
+	// id (ses_, msg_, prt_): then Source names its history, or the first
+	// source in source order that holds it answers (the result's session
+	// says which).
 	Cursor string
+	Source string
 	Mode   ReadMode // "" = the cursor's own hint, else around
 	Limit  int
 	Format render.Format // one of render.ReadFormats; "" = chatml
@@ -86,15 +93,15 @@ type ReadResult struct {
 
 // Read returns the window a cursor names.
 func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
-	c, err := e.decodeCursor(p.Cursor)
+	sh, c, err := e.readTarget(ctx, p)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	s, err := e.ix.Session(ctx, c.SessionID)
+	s, err := sh.ix.Session(ctx, c.SessionID)
 	if errors.Is(err, index.ErrNoSession) {
 		return ReadResult{}, fmt.Errorf("%w: session %s is no longer in the history (deleted or forgotten); search again", ErrBadCursor, c.SessionID)
 	} else if err != nil {
-		return ReadResult{}, err
+		return ReadResult{}, sh.wrap(err)
 	}
 	total := s.Messages
 	mode := p.Mode
@@ -124,7 +131,7 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	}
 	anchor := 0
 	if c.MessageID != "" {
-		anchor, err = e.ix.MessageOrd(ctx, c.SessionID, c.MessageID)
+		anchor, err = sh.ix.MessageOrd(ctx, c.SessionID, c.MessageID)
 		if err != nil {
 			return ReadResult{}, fmt.Errorf("%w: message %s is no longer in session %s (the session changed); search again", ErrBadCursor, c.MessageID, c.SessionID)
 		}
@@ -134,10 +141,10 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 	if res.Format == "" {
 		res.Format = render.FormatChatML
 	}
-	res.Session = e.sessionInfo(s, nil)
+	res.Session = e.sessionInfo(sh, s, nil)
 	var msgs []model.Message
 	if total > 0 && last >= first {
-		msgs, err = e.ix.Window(ctx, c.SessionID, first, last)
+		msgs, err = sh.ix.Window(ctx, c.SessionID, first, last)
 		if err != nil {
 			return ReadResult{}, err
 		}
@@ -149,12 +156,12 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 		}
 	}
 	e.showMessages(msgs)
-	nav, err := e.nav(ctx, c.SessionID, first, last, total)
+	nav, err := e.nav(ctx, sh, c.SessionID, first, last, total)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	res.Nav = nav
-	w := render.Window{SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
+	w := render.Window{Source: sh.name, SessionID: s.ID, Title: e.show(s.Title), Directory: s.Directory, ParentID: s.ParentID, Anchor: c.MessageID,
 		First: first, Last: last, Total: total, Messages: msgs, Nav: nav}
 	switch res.Format {
 	case render.FormatMarkdown:
@@ -165,6 +172,46 @@ func (e *Engine) Read(ctx context.Context, p ReadParams) (ReadResult, error) {
 		res.Text = render.ChatML(w)
 	}
 	return res, nil
+}
+
+// readTarget is what a read starts from: a cursor's place, or a bare
+// OpenCode id's in the named source or the first that holds it.
+func (e *Engine) readTarget(ctx context.Context, p ReadParams) (*shard, Cursor, error) {
+	kind := IDKind(strings.TrimSpace(p.Cursor))
+	if kind == "" {
+		sh, c, err := e.resolveCursor(ctx, p.Cursor)
+		if err == nil && p.Source != "" && p.Source != sh.name {
+			err = fmt.Errorf("%w: the cursor names source %q, not %q; drop --source (a cursor knows its source)", ErrBadCursor, sh.name, p.Source)
+		}
+		return sh, c, err
+	}
+	id := strings.TrimSpace(p.Cursor)
+	if !plainID(id) {
+		return nil, Cursor{}, fmt.Errorf("%w: %q is not an OpenCode id or a recall cursor", ErrBadCursor, clip(id, 40))
+	}
+	var names []string
+	if p.Source != "" {
+		names = []string{p.Source}
+	}
+	shs, err := e.shardsFor(names)
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	var first error
+	for _, sh := range shs {
+		c, err := sh.locate(ctx, kind, id)
+		if err == nil && kind == "session" {
+			if _, err = sh.ix.Session(ctx, id); errors.Is(err, index.ErrNoSession) {
+				err = fmt.Errorf("%w: session %s is no longer in the history (deleted or forgotten); search again", ErrBadCursor, id)
+			}
+		}
+		if errors.Is(err, ErrBadCursor) {
+			first = cmp.Or(first, err)
+			continue // not in this source
+		}
+		return sh, c, sh.wrap(err)
+	}
+	return nil, Cursor{}, first
 }
 
 // window picks the message range [first, last] for a mode. Around a hit
@@ -209,19 +256,19 @@ func window(mode ReadMode, anchor, limit, total int) (int, int) {
 	return first, last
 }
 
-func (e *Engine) nav(ctx context.Context, sessionID string, first, last, total int) (render.Nav, error) {
+func (e *Engine) nav(ctx context.Context, sh *shard, sessionID string, first, last, total int) (render.Nav, error) {
 	var nav render.Nav
 	if total == 0 {
-		nav.Head = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "head"})
-		nav.Tail = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "tail"})
+		nav.Head = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, Hint: "head"})
+		nav.Tail = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, Hint: "tail"})
 		return nav, nil
 	}
 	at := func(ord int, hint string) (string, error) {
-		id, err := e.ix.MessageIDAt(ctx, sessionID, ord)
+		id, err := sh.ix.MessageIDAt(ctx, sessionID, ord)
 		if err != nil {
 			return "", fmt.Errorf("build cursor: %w", err)
 		}
-		return e.encodeCursor(Cursor{SessionID: sessionID, MessageID: id, Hint: hint}), nil
+		return e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, MessageID: id, Hint: hint}), nil
 	}
 	var err error
 	if first > 0 {
@@ -234,8 +281,8 @@ func (e *Engine) nav(ctx context.Context, sessionID string, first, last, total i
 			return nav, err
 		}
 	}
-	nav.Head = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "head"})
-	nav.Tail = e.encodeCursor(Cursor{SessionID: sessionID, Hint: "tail"})
+	nav.Head = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, Hint: "head"})
+	nav.Tail = e.encodeCursor(Cursor{Source: sh.name, SessionID: sessionID, Hint: "tail"})
 	return nav, nil
 }
 

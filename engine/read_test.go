@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -101,14 +104,30 @@ func TestReadToolFidelity(t *testing.T) {
 
 func TestBadCursors(t *testing.T) {
 	e := openFixture(t, "v1")
-	other := openFixture(t, "v1")
+	// Another user's (or machine's) recall: the same history under the
+	// same name, but its own cursor key.
+	otherData := t.TempDir()
+	other, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "i.db"),
+		Getenv: func(k string) string { return map[string]string{"XDG_DATA_HOME": otherData}[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	hit := search(t, e, "ERR_QUOTA_7731").Hits[0]
 	foreign := search(t, other, "ERR_QUOTA_7731").Hits[0].Cursor
-	parts := strings.Split(hit.Cursor, ".")
-	tampered := parts[0] + "." + parts[1][:len(parts[1])-2] + "AA." + parts[2]
+	if foreign == hit.Cursor {
+		t.Fatalf("two keys signed the same cursor %s", foreign)
+	}
+	dot := strings.LastIndexByte(hit.Cursor, '.')
+	body, tag := hit.Cursor[:dot], hit.Cursor[dot+1:]
+	tampered := strings.Replace(body, "prt_", "prt_x", 1) + "." + tag
 	for name, c := range map[string]string{
-		"garbage": "hello", "foreign index": foreign, "tampered": tampered, "empty mac": parts[0] + "." + parts[1] + ".",
+		"garbage": "hello", "signed with another key": foreign, "tampered": tampered, "empty tag": body + ".",
+		"made by an older recall": "rc1.c2VzX2FhfG1zZ19ifHw.aLWmXtseCunDwYNr", "another source's name": strings.Replace(body, ":v1:", ":v2:", 1) + "." + tag,
 	} {
 		_, err := e.Read(ctx, ReadParams{Cursor: c})
 		if !errors.Is(err, ErrBadCursor) {
@@ -117,6 +136,84 @@ func TestBadCursors(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "search") && !strings.Contains(err.Error(), "cursor") {
 			t.Errorf("%s cursor: message does not say what to do: %v", name, err)
 		}
+	}
+	if _, err := e.Read(ctx, ReadParams{Cursor: "rc1.c2VzX2FhfG1zZ19ifHw.aLWmXtseCunDwYNr"}); err == nil || !strings.Contains(err.Error(), "older recall") {
+		t.Errorf("a v1 cursor: %v, want it called older", err)
+	}
+	if _, err := e.Read(ctx, ReadParams{Cursor: foreign}); err == nil || !strings.Contains(err.Error(), "another key") {
+		t.Errorf("a foreign cursor: %v, want it called signed with another key", err)
+	}
+}
+
+// A cursor this user signed for a source that is not open says which one
+// is missing and which are open.
+func TestCursorOfASourceNotOpen(t *testing.T) {
+	e := openFixture(t, "v1")
+	c := e.encodeCursor(Cursor{Source: "laptop", SessionID: "ses_dd7571907ffe5vPpW7vxTE77tW"})
+	_, err := e.Read(context.Background(), ReadParams{Cursor: c})
+	if !errors.Is(err, ErrBadCursor) || !strings.Contains(err.Error(), `names source "laptop", which is not open (open sources: v1)`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// Cursors name OpenCode's ids and the source, not one index: a cursor
+// taken before `sync --force`, a rebuild of a damaged index, or the index
+// file deleted and made again still reads the same window.
+func TestCursorSurvivesIndexRebuilds(t *testing.T) {
+	db := fixture(t, "v1")
+	ixPath := filepath.Join(t.TempDir(), "index.db")
+	e := openAt(t, db, ixPath)
+	ctx := context.Background()
+	hit := search(t, e, "ERR_QUOTA_7731").Hits[0]
+	want, err := e.Read(ctx, ReadParams{Cursor: hit.Cursor, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(what string, e *Engine) {
+		t.Helper()
+		got, err := e.Read(ctx, ReadParams{Cursor: hit.Cursor, Limit: 3})
+		if err != nil {
+			t.Fatalf("after %s: %v", what, err)
+		}
+		if got.Text != want.Text {
+			t.Errorf("after %s the cursor reads another window:\n%s\nwant:\n%s", what, got.Text, want.Text)
+		}
+		if next, err := e.Read(ctx, ReadParams{Cursor: want.Nav.Next, Limit: 3}); err != nil || next.Range.First != want.Range.Last+1 {
+			t.Errorf("after %s the next cursor: %+v %v", what, next.Range, err)
+		}
+	}
+	if _, err := e.Sync(ctx, SyncOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	same("sync --force", e)
+	if _, err := e.RebuildIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	same("RebuildIndex", e)
+	e.Close()
+	for _, p := range []string{ixPath, ixPath + "-wal", ixPath + "-shm"} {
+		os.Remove(p)
+	}
+	same("the index file deleted", openAt(t, db, ixPath))
+}
+
+// Cursors are short: a few dozen characters, in every storage era (the
+// v2 engine's parts have no OpenCode id: their message's stands in).
+func TestCursorLength(t *testing.T) {
+	var lens []int
+	for fx, queries := range map[string][]string{"v1": {"ERR_QUOTA_7731", "rounding", "invoice", "worker", "quota"}, "v2": {"ERR_EVICT_4410", "cache", "eviction"}} {
+		e := openFixture(t, fx)
+		for _, q := range queries {
+			for _, h := range search(t, e, q, func(p *SearchParams) { p.Limit = 20 }).Hits {
+				lens = append(lens, len(h.Cursor))
+			}
+		}
+	}
+	sort.Ints(lens)
+	median, longest := lens[len(lens)/2], lens[len(lens)-1]
+	t.Logf("%d cursors: median %d, max %d characters", len(lens), median, longest)
+	if longest > 60 {
+		t.Errorf("a cursor of %d characters; want at most 60", longest)
 	}
 }
 

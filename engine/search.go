@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
 	"github.com/recallhq/recall/engine/tokens"
@@ -68,7 +70,11 @@ type SearchParams struct {
 
 // Hit is one search result.
 type Hit struct {
-	Cursor     string   `json:"cursor"`
+	Cursor string `json:"cursor"`
+	// Source is the history the hit came from; URI is its transcript
+	// (recall:, around its message) for an editor to open.
+	Source     string   `json:"source"`
+	URI        string   `json:"uri"`
 	SessionID  string   `json:"sessionId"`
 	MessageID  string   `json:"messageId"`
 	PartID     string   `json:"partId"`
@@ -131,8 +137,11 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 	defer cancel()
 
 	f := p.Filter
+	shs, err := e.shardsFor(f.Sources)
+	if err != nil {
+		return res, err
+	}
 	q := query.Parse(p.Query)
-	var err error
 	if n := len(q.Overlong); n > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("left out %d word(s) longer than %d characters (%q): words that long are not indexed; search for a part of it",
 			n, tokens.MaxTokenLen, clip(q.Overlong[0], 24)))
@@ -146,18 +155,18 @@ func (e *Engine) Search(ctx context.Context, p SearchParams) (SearchResult, erro
 		}
 	case q.Empty() || isRecencyQuery(q):
 		res.Mode = query.ModeRecent
-		err = e.recent(ctx, p, f, &res)
+		err = e.recent(ctx, shs, p, f, &res)
 	case p.Mode == query.ModeLexical:
-		err = e.lexical(ctx, p, q, f, &res)
+		err = e.lexical(ctx, shs, p, q, f, &res)
 	default:
-		err = e.searchSemantic(ctx, p, q, f, &res)
+		err = e.searchSemantic(ctx, shs, p, q, f, &res)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		res.Partial = true
 		res.Notices = append(res.Notices, fmt.Sprintf("search stopped at its %s budget; results are partial", timeout))
 		err = nil
 	}
-	res.Index = e.freshness(context.WithoutCancel(ctx))
+	res.Index = e.freshness(context.WithoutCancel(ctx), shs)
 	res.TookMS = time.Since(start).Milliseconds()
 	return res, err
 }
@@ -186,14 +195,31 @@ func isRecencyQuery(q query.Query) bool {
 	return sawRecency
 }
 
-func (e *Engine) recent(ctx context.Context, p SearchParams, f query.Filter, res *SearchResult) error {
-	cands, err := e.ix.Recent(ctx, f, p.Limit*p.PerSession*4)
-	if err != nil {
+// recent lists the newest documents: each shard's newest, merged by time
+// (newest first; a tie keeps shard order).
+func (e *Engine) recent(ctx context.Context, shs []*shard, p SearchParams, f query.Filter, res *SearchResult) error {
+	limit := p.Limit * p.PerSession * 4
+	per := make([][]index.Candidate, len(shs))
+	if err := eachShard(shs, func(i int, sh *shard) error {
+		var err error
+		per[i], err = sh.ix.Recent(ctx, f, limit)
 		return err
+	}); err != nil {
+		return err
+	}
+	var cands []cand
+	for i, cs := range per {
+		for _, c := range cs {
+			cands = append(cands, cand{sh: shs[i], Candidate: c})
+		}
+	}
+	if len(shs) > 1 {
+		sort.SliceStable(cands, func(a, b int) bool { return cands[a].Time > cands[b].Time })
+		cands = cands[:min(len(cands), limit)]
 	}
 	items := make([]rank.Item, len(cands))
 	for i, c := range cands {
-		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Score: float64(len(cands) - i)}
+		items[i] = rank.Item{Root: famKey(c.sh, c.RootID), Kind: c.Kind, Score: float64(len(cands) - i)}
 	}
 	return e.emit(ctx, p, cands, items, nil, nil, nil, res)
 }

@@ -50,10 +50,15 @@ const (
 type semanticState struct {
 	mu      sync.Mutex
 	emb     embed.Embedder
-	vecs    *loadedVectors
-	vecMu   sync.Mutex // serialises loads and refreshes of vecs
 	noticed map[string]bool
 	runs    map[*EmbedRun]bool
+}
+
+// shardVectors is a shard's in-memory copy of its index's vectors.
+type shardVectors struct {
+	mu    sync.Mutex // guards vecs
+	vecs  *loadedVectors
+	vecMu sync.Mutex // serialises loads and refreshes of vecs
 }
 
 // ModelDir is where embedding models are installed:
@@ -153,7 +158,11 @@ func (e *Engine) closeSemantic() error {
 		err = e.sem.emb.Close()
 		e.sem.emb = nil
 	}
-	e.sem.vecs = nil
+	for _, sh := range e.shards {
+		sh.vec.mu.Lock()
+		sh.vec.vecs = nil
+		sh.vec.mu.Unlock()
+	}
 	return err
 }
 
@@ -175,8 +184,8 @@ func (e *Engine) noticeOnce(res *SearchResult, kind, msg string) {
 
 // embedText is what the model reads for a document: redacted like the FTS
 // index, and bounded (see maxEmbedBytes).
-func (e *Engine) embedText(kind model.Kind, text string) string {
-	text = e.ix.IndexedText(text)
+func (sh *shard) embedText(kind model.Kind, text string) string {
+	text = sh.ix.IndexedText(text)
 	limit := maxEmbedBytes
 	if kind == model.KindTool {
 		limit = maxEmbedToolBytes
@@ -210,20 +219,20 @@ type loadedVectors struct {
 
 // vectors returns the in-memory vectors of model key, loading or
 // refreshing them when the index changed since.
-func (e *Engine) vectors(ctx context.Context, key string) (*loadedVectors, error) {
-	gen, err := e.ix.VectorGeneration(ctx)
+func (sh *shard) vectors(ctx context.Context, key string) (*loadedVectors, error) {
+	gen, err := sh.ix.VectorGeneration(ctx)
 	if err != nil {
 		return nil, err
 	}
-	synced, err := e.ix.Meta(ctx, "synced_at")
+	synced, err := sh.ix.Meta(ctx, "synced_at")
 	if err != nil {
 		return nil, err
 	}
-	e.sem.vecMu.Lock()
-	defer e.sem.vecMu.Unlock()
-	e.sem.mu.Lock()
-	lv := e.sem.vecs
-	e.sem.mu.Unlock()
+	sh.vec.vecMu.Lock()
+	defer sh.vec.vecMu.Unlock()
+	sh.vec.mu.Lock()
+	lv := sh.vec.vecs
+	sh.vec.mu.Unlock()
 	if lv != nil && lv.set.Model() == key && lv.gen == gen && lv.synced == synced {
 		return lv, nil
 	}
@@ -234,14 +243,14 @@ func (e *Engine) vectors(ctx context.Context, key string) (*loadedVectors, error
 		// soft limit has the collector keep up instead of letting the heap
 		// double (peak RSS of a hybrid CLI search: 318 MB -> see README).
 		prev := debug.SetMemoryLimit(loadMemoryLimit)
-		err := lv.set.Load(ctx, e.ix, nil)
+		err := lv.set.Load(ctx, sh.ix, nil)
 		debug.SetMemoryLimit(prev)
 		if err != nil {
 			return nil, err
 		}
 	} else {
 		lv.mu.Lock()
-		err := lv.set.Refresh(ctx, e.ix)
+		err := lv.set.Refresh(ctx, sh.ix)
 		lv.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -249,10 +258,10 @@ func (e *Engine) vectors(ctx context.Context, key string) (*loadedVectors, error
 	}
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	if err := lv.set.LoadLinks(ctx, e.ix); err != nil {
+	if err := lv.set.LoadLinks(ctx, sh.ix); err != nil {
 		return nil, err
 	}
-	lv.embedded, lv.total, err = e.ix.VectorCounts(ctx, embeddedKinds)
+	lv.embedded, lv.total, err = sh.ix.VectorCounts(ctx, embeddedKinds)
 	if err != nil {
 		return nil, err
 	}
@@ -260,28 +269,28 @@ func (e *Engine) vectors(ctx context.Context, key string) (*loadedVectors, error
 	if full {
 		debug.FreeOSMemory() // the scan's row buffers, as for the model
 	}
-	e.sem.mu.Lock()
-	e.sem.vecs = lv
-	e.sem.mu.Unlock()
+	sh.vec.mu.Lock()
+	sh.vec.vecs = lv
+	sh.vec.mu.Unlock()
 	return lv, nil
 }
 
 // vectorsAdded applies a batch this process just stored (generation old to
 // cur) to the in-memory vectors without a refresh pass, when they were
 // current before it.
-func (e *Engine) vectorsAdded(ctx context.Context, key string, old, cur int64, rids []int64) {
-	e.sem.vecMu.Lock()
-	defer e.sem.vecMu.Unlock()
-	e.sem.mu.Lock()
-	lv := e.sem.vecs
-	e.sem.mu.Unlock()
+func (sh *shard) vectorsAdded(ctx context.Context, key string, old, cur int64, rids []int64) {
+	sh.vec.vecMu.Lock()
+	defer sh.vec.vecMu.Unlock()
+	sh.vec.mu.Lock()
+	lv := sh.vec.vecs
+	sh.vec.mu.Unlock()
 	if lv == nil || lv.set.Model() != key || lv.gen != old {
 		return
 	}
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
 	before := lv.set.Len()
-	if err := lv.set.Load(ctx, e.ix, rids); err != nil {
+	if err := lv.set.Load(ctx, sh.ix, rids); err != nil {
 		lv.gen = -1 // reload on next use
 		return
 	}
@@ -302,30 +311,40 @@ type SemanticStatus struct {
 	Notice    string `json:"notice,omitempty"`
 }
 
-func (e *Engine) semanticStatus(ctx context.Context) (SemanticStatus, error) {
+func (e *Engine) semanticStatus(ctx context.Context, shs []*shard) (SemanticStatus, error) {
 	var st SemanticStatus
 	man, err := e.installedModel()
 	if errors.Is(err, embed.ErrNoModel) {
 		st.Notice = "no embedding model installed; search is lexical (run `recall models pull`, or `recall models import DIR`)"
-		_, st.Total, err = e.ix.VectorCounts(ctx, embeddedKinds)
-		return st, err
+		for _, sh := range shs {
+			_, total, err := sh.ix.VectorCounts(ctx, embeddedKinds)
+			if err != nil {
+				return st, err
+			}
+			st.Total += total
+		}
+		return st, nil
 	}
 	if err != nil {
 		st.Notice = fmt.Sprintf("semantic search unavailable: %v", err)
 		return st, nil
 	}
 	st.Installed, st.Model, st.Revision, st.Dims = true, man.Name, man.Revision, man.Dims
-	stored, err := e.ix.VectorModel(ctx)
-	if err != nil {
-		return st, err
-	}
-	st.Embedded, st.Total, err = e.ix.VectorCounts(ctx, embeddedKinds)
-	if err != nil {
-		return st, err
-	}
-	if stored != manifestKey(man) {
-		st.Stale = stored != ""
-		st.Embedded = 0
+	for _, sh := range shs {
+		stored, err := sh.ix.VectorModel(ctx)
+		if err != nil {
+			return st, err
+		}
+		embedded, total, err := sh.ix.VectorCounts(ctx, embeddedKinds)
+		if err != nil {
+			return st, err
+		}
+		if stored != manifestKey(man) {
+			st.Stale = st.Stale || stored != ""
+			embedded = 0
+		}
+		st.Embedded += embedded
+		st.Total += total
 	}
 	if st.Embedded < st.Total {
 		st.Notice = "run `recall sync --embed` to embed the rest"

@@ -160,9 +160,15 @@ func BenchmarkHybridSearch(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	lat.report(b)
-	e.sem.mu.Lock()
-	b.ReportMetric(float64(e.sem.vecs.set.Len()), "vectors")
-	e.sem.mu.Unlock()
+	n := 0
+	for _, sh := range e.shards {
+		sh.vec.mu.Lock()
+		if sh.vec.vecs != nil {
+			n += sh.vec.vecs.set.Len()
+		}
+		sh.vec.mu.Unlock()
+	}
+	b.ReportMetric(float64(n), "vectors")
 	b.ReportMetric(procStatusMB("VmRSS"), "rss-MB")
 }
 
@@ -175,7 +181,16 @@ func seedRandomVectors(ctx context.Context, e *Engine) error {
 	}
 	key := manifestKey(man)
 	rng := rand.New(rand.NewPCG(3, 4))
-	err = e.withWriter(ctx, time.Minute, func() error {
+	for _, sh := range e.shards {
+		if err := seedShard(ctx, sh, key, man.Dims, rng); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func seedShard(ctx context.Context, e *shard, key string, dims int, rng *rand.Rand) error {
+	err := e.withWriter(ctx, time.Minute, func() error {
 		if stored, err := e.ix.VectorModel(ctx); err != nil || stored == key {
 			return err
 		}
@@ -195,7 +210,7 @@ func seedRandomVectors(ctx context.Context, e *Engine) error {
 		}
 		puts := make([]index.VectorPut, 0, len(rids))
 		for _, rid := range rids {
-			puts = append(puts, index.VectorPut{DocRID: rid, Hash: textHash(texts[rid]), Vec: randomUnit(rng, man.Dims)})
+			puts = append(puts, index.VectorPut{DocRID: rid, Hash: textHash(texts[rid]), Vec: randomUnit(rng, dims)})
 		}
 		err = e.withWriter(ctx, time.Minute, func() error {
 			_, _, err := e.ix.PutVectors(ctx, key, puts)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/recallhq/recall/engine/embed"
+	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 	"github.com/recallhq/recall/engine/rank"
 	"github.com/recallhq/recall/engine/vectors"
@@ -22,7 +23,7 @@ const SemanticCandidates = 200
 // auto mode a missing model or missing vectors mean lexical search and one
 // notice; an explicit semantic or hybrid search without a model is
 // embed.ErrNoModel, whose message says how to install one.
-func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
+func (e *Engine) searchSemantic(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
 	mode := p.Mode
 	if mode == "" {
 		mode = query.ModeAuto
@@ -45,20 +46,33 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 		} else {
 			notice("model-error", fmt.Sprintf("semantic search unavailable (%v); searched lexically", err))
 		}
-		return e.lexical(ctx, p, q, f, res)
+		return e.lexical(ctx, shs, p, q, f, res)
 	}
 	key := manifestKey(man)
-	stored, err := e.ix.VectorModel(ctx)
-	if err != nil {
-		return err
-	}
-	ready := false
-	if stored == key {
-		if ready, err = e.ix.HasVectors(ctx); err != nil {
+	// The shards with vectors from this model answer semantically; the
+	// others only lexically (the coverage notice counts their documents).
+	var ready, unready []*shard
+	stored := ""
+	for _, sh := range shs {
+		st, err := sh.ix.VectorModel(ctx)
+		if err != nil {
 			return err
 		}
+		ok := false
+		if st == key {
+			if ok, err = sh.ix.HasVectors(ctx); err != nil {
+				return err
+			}
+		} else if stored == "" {
+			stored = st
+		}
+		if ok {
+			ready = append(ready, sh)
+		} else {
+			unready = append(unready, sh)
+		}
 	}
-	if !ready {
+	if len(ready) == 0 {
 		msg := fmt.Sprintf("no vectors from %s yet; searched lexically (run `recall sync --embed`)", man.Name)
 		if stored != "" && stored != key {
 			msg = fmt.Sprintf("the index's vectors come from another model (%s); searched lexically (run `recall sync --embed` to embed with %s)", stored, man.Name)
@@ -69,7 +83,7 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 			return nil
 		}
 		notice("no-vectors", msg)
-		return e.lexical(ctx, p, q, f, res)
+		return e.lexical(ctx, shs, p, q, f, res)
 	}
 	// The model first: its load is the larger transient, and it should
 	// be over before the vectors arrive (see embedder).
@@ -77,32 +91,110 @@ func (e *Engine) searchSemantic(ctx context.Context, p SearchParams, q query.Que
 	if err != nil {
 		if auto {
 			notice("model-error", fmt.Sprintf("semantic search unavailable (%v); searched lexically", err))
-			return e.lexical(ctx, p, q, f, res)
+			return e.lexical(ctx, shs, p, q, f, res)
 		}
 		return err
 	}
-	lv, err := e.vectors(ctx, key)
-	if err != nil {
-		return err
+	lvs := make(map[*shard]*loadedVectors, len(ready))
+	for _, sh := range ready {
+		lv, err := sh.vectors(ctx, key)
+		if err != nil {
+			return err
+		}
+		lvs[sh] = lv
 	}
 	qv, err := emb.Embed(ctx, []string{queryText(q.Raw)})
 	if err != nil {
 		return fmt.Errorf("embed query: %w", err)
 	}
-	lv.mu.RLock()
-	defer lv.mu.RUnlock()
-	if lv.embedded < lv.total {
-		notice("partial", fmt.Sprintf("vectors cover %d of %d documents; semantic results come from those only (run `recall sync --embed` to finish)", lv.embedded, lv.total))
+	embedded, total := 0, 0
+	for _, sh := range ready {
+		lv := lvs[sh]
+		lv.mu.RLock()
+		defer lv.mu.RUnlock()
+		embedded += lv.embedded
+		total += lv.total
+	}
+	for _, sh := range unready {
+		_, n, err := sh.ix.VectorCounts(ctx, embeddedKinds)
+		if err != nil {
+			return err
+		}
+		total += n
+	}
+	if embedded < total {
+		notice("partial", fmt.Sprintf("vectors cover %d of %d documents; semantic results come from those only (run `recall sync --embed` to finish)", embedded, total))
 	}
 	vq := vectors.NewQuery(qv[0])
-	hits := lv.set.Search(ctx, vq, lv.set.Compile(f), SemanticCandidates)
-	sim := func(rid int64) (float32, bool) { return lv.set.Similarity(vq, rid) }
+	var hits []vecHit
+	for _, sh := range ready {
+		lv := lvs[sh]
+		for _, h := range lv.set.Search(ctx, vq, lv.set.Compile(f), SemanticCandidates) {
+			hits = append(hits, vecHit{sh: sh, Hit: h})
+		}
+	}
+	if len(ready) > 1 {
+		// Each shard's best, merged by similarity (a tie keeps shard order).
+		sort.SliceStable(hits, func(a, b int) bool { return hits[a].Sim > hits[b].Sim })
+		hits = hits[:min(len(hits), SemanticCandidates)]
+	}
+	sim := func(sh *shard, rid int64) (float32, bool) {
+		lv := lvs[sh]
+		if lv == nil {
+			return 0, false
+		}
+		return lv.set.Similarity(vq, rid)
+	}
 	if mode == query.ModeSemantic {
 		res.Mode = query.ModeSemantic
 		return e.semanticOnly(ctx, p, q, f, hits, res)
 	}
 	res.Mode = query.ModeHybrid
-	return e.hybrid(ctx, p, q, f, hits, sim, res)
+	return e.hybrid(ctx, shs, p, q, f, hits, sim, res)
+}
+
+// vecHit is a vector hit and the shard whose set it came from.
+type vecHit struct {
+	sh *shard
+	vectors.Hit
+}
+
+// byShard groups hits' rids by shard, shards in first-hit order.
+func byShard(hits []vecHit) ([]*shard, map[*shard][]int64) {
+	var shs []*shard
+	rids := map[*shard][]int64{}
+	for _, h := range hits {
+		if _, ok := rids[h.sh]; !ok {
+			shs = append(shs, h.sh)
+		}
+		rids[h.sh] = append(rids[h.sh], h.RID)
+	}
+	return shs, rids
+}
+
+// candidates reads the candidates of rids from each shard (in shard order).
+func candidates(ctx context.Context, shs []*shard, rids map[*shard][]int64, f query.Filter) ([]cand, error) {
+	per := make([][]index.Candidate, len(shs))
+	if err := eachShard(shs, func(i int, sh *shard) error {
+		var err error
+		per[i], err = sh.ix.Candidates(ctx, rids[sh], f)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var out []cand
+	for i, cs := range per {
+		for _, c := range cs {
+			out = append(out, cand{sh: shs[i], Candidate: c})
+		}
+	}
+	return out, nil
+}
+
+// docKey names a document across shards.
+type docKey struct {
+	sh  *shard
+	rid int64
 }
 
 // queryNeedles are the stems snippets highlight when no lexical ranking ran.
@@ -117,25 +209,26 @@ func queryNeedles(q query.Query) []string {
 	return out
 }
 
-func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vectors.Hit, res *SearchResult) error {
+func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vecHit, res *SearchResult) error {
 	if len(hits) == 0 {
 		return nil
 	}
-	rids := make([]int64, len(hits))
-	simOf := make(map[int64]float32, len(hits))
-	for i, h := range hits {
-		rids[i] = h.RID
-		simOf[h.RID] = h.Sim
+	simOf := make(map[docKey]float32, len(hits))
+	for _, h := range hits {
+		simOf[docKey{h.sh, h.RID}] = h.Sim
 	}
-	cands, err := e.ix.Candidates(ctx, rids, f)
+	shs, rids := byShard(hits)
+	cands, err := candidates(ctx, shs, rids, f)
 	if err != nil {
 		return err
 	}
-	sort.Slice(cands, func(i, j int) bool { return simOf[cands[i].DocRID] > simOf[cands[j].DocRID] })
+	sort.Slice(cands, func(i, j int) bool {
+		return simOf[docKey{cands[i].sh, cands[i].DocRID}] > simOf[docKey{cands[j].sh, cands[j].DocRID}]
+	})
 	items := make([]rank.Item, len(cands))
 	for i, c := range cands {
-		s := float64(simOf[c.DocRID])
-		items[i] = rank.Item{Root: c.RootID, Kind: c.Kind, Tool: c.Tool, Role: c.Role, Time: c.Time, Vector: s, Score: s}
+		s := float64(simOf[docKey{c.sh, c.DocRID}])
+		items[i] = rank.Item{Root: famKey(c.sh, c.RootID), Kind: c.Kind, Tool: c.Tool, Role: c.Role, Time: c.Time, Vector: s, Score: s}
 	}
 	explain := func(i int) *Explain {
 		if !p.Explain {
@@ -148,39 +241,40 @@ func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query
 
 // hybrid fuses the lexical ranking with the vector hits (rank.Fuse) and
 // renders the fused order.
-func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f query.Filter, hits []vectors.Hit, sim func(int64) (float32, bool), res *SearchResult) error {
-	lr, err := e.lexicalRank(ctx, p, q, f, res)
+func (e *Engine) hybrid(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, hits []vecHit, sim func(*shard, int64) (float32, bool), res *SearchResult) error {
+	lr, err := e.lexicalRank(ctx, shs, p, q, f, res)
 	if err != nil {
 		return err
 	}
 	cands, items := lr.cands, lr.items
 	nLex := len(items)
-	at := make(map[int64]int, nLex+len(hits))
+	at := make(map[docKey]int, nLex+len(hits))
 	for i, c := range cands {
-		at[c.DocRID] = i
+		at[docKey{c.sh, c.DocRID}] = i
 	}
-	var extra []int64
+	var extra []vecHit
 	for _, h := range hits {
-		if _, ok := at[h.RID]; !ok {
-			extra = append(extra, h.RID)
+		if _, ok := at[docKey{h.sh, h.RID}]; !ok {
+			extra = append(extra, h)
 		}
 	}
 	if len(extra) > 0 {
-		more, err := e.ix.Candidates(ctx, extra, f)
+		xshs, rids := byShard(extra)
+		more, err := candidates(ctx, xshs, rids, f)
 		if err != nil {
 			return err
 		}
 		for _, c := range more {
-			at[c.DocRID] = len(cands)
+			at[docKey{c.sh, c.DocRID}] = len(cands)
 			cands = append(cands, c)
-			items = append(items, rank.Item{Root: c.RootID, Kind: c.Kind, Tool: c.Tool, Role: c.Role, Time: c.Time, Matched: make([]bool, len(lr.terms))})
+			items = append(items, rank.Item{Root: famKey(c.sh, c.RootID), Kind: c.Kind, Tool: c.Tool, Role: c.Role, Time: c.Time, Matched: make([]bool, len(lr.terms))})
 		}
 	}
 	if len(items) == 0 {
 		return nil
 	}
 	for i := range items {
-		if s, ok := sim(cands[i].DocRID); ok {
+		if s, ok := sim(cands[i].sh, cands[i].DocRID); ok {
 			items[i].Vector, items[i].HasVector = float64(s), true
 		}
 	}
@@ -201,7 +295,7 @@ func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f qu
 		if !p.Explain {
 			return nil
 		}
-		x := &Explain{Vector: round3(items[i].Vector), LexicalRank: fu.LexRank[i], SemanticRank: fu.SemRank[i], Match: lr.expr}
+		x := &Explain{Vector: round3(items[i].Vector), LexicalRank: fu.LexRank[i], SemanticRank: fu.SemRank[i], Match: lr.exprs[cands[i].sh]}
 		if i < nLex && lr.explain != nil {
 			lx := lr.explain(i)
 			x.BM25, x.Matched = lx.BM25, lx.Matched

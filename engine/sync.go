@@ -1,17 +1,20 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/render"
 	"github.com/recallhq/recall/engine/source"
+	"github.com/recallhq/recall/engine/source/opencode"
 )
 
 // SyncOptions tunes one sync.
@@ -26,6 +29,8 @@ type SyncOptions struct {
 	// sync is done; EmbedProgress reports it.
 	Embed         bool
 	EmbedProgress func(EmbedProgress)
+	// sources limits the sync to these sources (RebuildIndex).
+	sources []string
 }
 
 // SyncProgress reports a sync under way.
@@ -57,6 +62,30 @@ type SyncResult struct {
 	TookMS  int64    `json:"tookMs"`
 	// Embed is what the embedding step did (SyncOptions.Embed).
 	Embed *EmbedResult `json:"embed,omitempty"`
+	// Sources is what the sync did in each source (the fields above are
+	// their totals).
+	Sources []SourceSync `json:"sources,omitempty"`
+}
+
+// SourceSync is what a sync did in one source.
+type SourceSync struct {
+	Source    string `json:"source"`
+	Idle      bool   `json:"idle"`
+	Added     int    `json:"added"`
+	Updated   int    `json:"updated"`
+	Deleted   int    `json:"deleted"`
+	Parts     int    `json:"parts"`
+	Skipped   int    `json:"skipped"`
+	Busy      bool   `json:"busy,omitempty"`
+	Locked    bool   `json:"locked,omitempty"`
+	IndexAsOf string `json:"indexAsOf,omitempty"`
+	Replaced  bool   `json:"replaced,omitempty"`
+	// Missing: the history is not at its path (a configured source); its
+	// index is as it was.
+	Missing bool `json:"missing,omitempty"`
+	// Error is why this source's sync failed while others' succeeded.
+	Error  string `json:"error,omitempty"`
+	TookMS int64  `json:"tookMs"`
 }
 
 // commitEvery bounds a write transaction (parts); each session is written
@@ -71,32 +100,105 @@ const defaultLockWait = 3 * time.Second
 // is building a new index (a cold index of 200k parts takes ~30 s).
 const firstSyncLockWait = 2 * time.Minute
 
-// Sync brings the index up to date with the history. It reads nothing when
-// the history's files are unchanged since the last sync.
+// Sync brings each source's index up to date with its history, one
+// source after another (each under its own writer lock). It reads nothing
+// of a history whose files are unchanged since its last sync.
 //
 // On read-only storage it fails at once, saying to use --no-sync; a full
 // disk fails with "disk full" and the index path, keeping what earlier
 // transactions committed.
 func (e *Engine) Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
-	if e.ix.ReadOnly() {
-		return SyncResult{}, e.ix.ReadOnlyError()
+	start := time.Now()
+	shs, err := e.shardsFor(opts.sources)
+	if err != nil {
+		return SyncResult{}, err
 	}
-	res, err := e.sync(ctx, opts)
-	if err != nil || !opts.Embed {
-		return res, index.ExplainWrite(e.ix.Path(), err)
+	total := SyncResult{Idle: true}
+	var firstErr error
+	failed := 0
+	for _, sh := range shs {
+		res, err := sh.syncOne(ctx, opts)
+		ss := SourceSync{Source: sh.name, Idle: res.Idle, Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Parts: res.Parts,
+			Skipped: res.Skipped, Busy: res.Busy, Locked: res.Locked, IndexAsOf: res.IndexAsOf, Replaced: res.Replaced,
+			Missing: sh.source() == nil, TookMS: res.TookMS}
+		if err != nil {
+			// One source failing does not fail the others' sync, unless
+			// its index is damaged (the door rebuilds it) or the caller
+			// gave up.
+			if len(shs) == 1 || IsIndexDamaged(err) || ctx.Err() != nil {
+				return res, sh.wrap(err)
+			}
+			e.log.Warn("sync", "source", sh.name, "err", err)
+			firstErr = cmp.Or(firstErr, sh.wrap(err))
+			failed++
+			ss.Error = err.Error()
+			res = SyncResult{Idle: true, Notices: []string{fmt.Sprintf("source %q could not be synced (%v); its index answers as it was, and the other sources were synced", sh.name, err)}}
+		}
+		if len(shs) == 1 {
+			total = res
+		} else {
+			total.add(res)
+		}
+		total.Sources = append(total.Sources, ss)
+	}
+	if failed == len(shs) {
+		return total, firstErr
+	}
+	if len(shs) > 1 {
+		total.TookMS = time.Since(start).Milliseconds()
+	}
+	if !opts.Embed {
+		return total, nil
 	}
 	er, err := e.Embed(ctx, EmbedOptions{Progress: opts.EmbedProgress, LockWait: opts.LockWait})
-	res.Embed = &er
-	return res, index.ExplainWrite(e.ix.Path(), err)
+	total.Embed = &er
+	if err != nil && len(shs) == 1 {
+		err = index.ExplainWrite(shs[0].ix.Path(), err)
+	}
+	return total, err
 }
 
-func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, err error) {
+// add counts r into the totals.
+func (t *SyncResult) add(r SyncResult) {
+	t.Idle = t.Idle && r.Idle
+	t.Added += r.Added
+	t.Updated += r.Updated
+	t.Deleted += r.Deleted
+	t.Parts += r.Parts
+	t.Skipped += r.Skipped
+	t.Warnings = append(t.Warnings, r.Warnings...)
+	t.Busy = t.Busy || r.Busy
+	t.Locked = t.Locked || r.Locked
+	if r.IndexAsOf != "" && (t.IndexAsOf == "" || r.IndexAsOf < t.IndexAsOf) {
+		t.IndexAsOf = r.IndexAsOf
+	}
+	t.Replaced = t.Replaced || r.Replaced
+	t.Notices = append(t.Notices, r.Notices...)
+}
+
+// syncOne is one shard's sync. A configured history that is missing is
+// looked for again: still missing, the sync is idle (Open said so).
+func (sh *shard) syncOne(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+	if sh.ix.ReadOnly() {
+		return SyncResult{}, sh.ix.ReadOnlyError()
+	}
+	if sh.source() == nil {
+		found, err := sh.reopenMissing(ctx)
+		if err != nil || !found {
+			return SyncResult{Idle: true}, err
+		}
+	}
+	res, err := sh.sync(ctx, opts)
+	return res, index.ExplainWrite(sh.ix.Path(), err)
+}
+
+func (sh *shard) sync(ctx context.Context, opts SyncOptions) (res SyncResult, err error) {
 	start := time.Now()
 	// Named results: the deferred write must reach the caller.
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
-	fp := e.syncFingerprint()
+	fp := sh.syncFingerprint()
 	if !opts.Force {
-		if last, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp && fp != "" {
+		if last, err := sh.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp && fp != "" {
 			res.Idle = true
 			return res, nil
 		}
@@ -107,12 +209,12 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 		// An index that never finished a sync has nothing worth answering
 		// from: wait for the other process's first sync instead (several
 		// commands started at once on a new index, e.g. a script).
-		if synced, err := e.ix.Meta(ctx, "synced_at"); err == nil && synced == "" {
+		if synced, err := sh.ix.Meta(ctx, "synced_at"); err == nil && synced == "" {
 			wait = firstSyncLockWait
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, wait)
-	lock, err := index.LockWriter(lctx, e.ix.Path())
+	lock, err := index.LockWriter(lctx, sh.ix.Path())
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -127,36 +229,36 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	defer lock.Unlock()
 	// Another process may have synced while we waited.
 	if !opts.Force {
-		if last, err := e.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp {
+		if last, err := sh.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp {
 			res.Idle = true
 			return res, nil
 		}
 	}
-	replaced, err := e.reopenSource(ctx)
+	replaced, err := sh.reopenSource(ctx)
 	if err != nil {
 		return res, err
 	}
-	src := e.source()
+	src := sh.source()
 	res.Replaced = replaced
-	if n := src.Notice(); n != "" && !e.said[n] {
-		e.said[n] = true
+	if n := src.Notice(); n != "" && !sh.said[n] {
+		sh.said[n] = true
 		res.Notices = append(res.Notices, n)
 	}
 	src.ResetWarnings()
-	err = e.syncLocked(ctx, src, fp, opts, &res)
+	err = sh.syncLocked(ctx, src, fp, opts, &res)
 	var warns []model.Warning
 	res.Skipped, warns = src.Skipped()
 	for _, w := range warns {
 		res.Warnings = append(res.Warnings, w.Where+": "+w.Reason)
 	}
-	if e.vocab != nil {
-		e.vocab.invalidate()
+	if sh.vocab != nil {
+		sh.vocab.invalidate()
 	}
 	if errors.Is(err, source.ErrLocked) {
 		// A writer holds the history: the index as it is is the answer,
 		// unless it was never synced (then there is nothing to answer from
 		// and the error says what to do).
-		if synced, merr := e.ix.Meta(ctx, "synced_at"); merr == nil && synced != "" {
+		if synced, merr := sh.ix.Meta(ctx, "synced_at"); merr == nil && synced != "" {
 			ms, _ := strconv.ParseInt(synced, 10, 64)
 			res.Locked, res.IndexAsOf = true, render.Time(ms)
 			return res, nil
@@ -165,13 +267,40 @@ func (e *Engine) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	return res, err
 }
 
-// LockNotice is what to tell people when the history was locked ("" when
-// it was not).
+// LockNotice is what to tell people when a history was locked ("" when
+// none was).
 func (r SyncResult) LockNotice() string {
 	if !r.Locked {
 		return ""
 	}
-	return "the history is locked by another process (OpenCode writing?); answered from the index as of " + r.IndexAsOf
+	if len(r.Sources) <= 1 {
+		return "the history is locked by another process (OpenCode writing?); answered from the index as of " + r.IndexAsOf
+	}
+	var locked []string
+	for _, s := range r.Sources {
+		if s.Locked {
+			locked = append(locked, fmt.Sprintf("%q (index as of %s)", s.Source, s.IndexAsOf))
+		}
+	}
+	return "the history of source " + strings.Join(locked, ", ") + " is locked by another process (OpenCode writing?); answered from its index as it was"
+}
+
+// reopenMissing looks for a missing configured history at its path, and
+// opens it when it is there.
+func (sh *shard) reopenMissing(ctx context.Context) (bool, error) {
+	located, err := opencode.Locate(sh.path, sh.e.opts.Getenv)
+	if err != nil {
+		return false, nil
+	}
+	src, err := sh.open(ctx, located)
+	if err != nil {
+		return false, err
+	}
+	sh.srcMu.Lock()
+	sh.src = src
+	sh.srcMu.Unlock()
+	sh.e.log.Info("history found; syncing it", "source", sh.name, "path", sh.path)
+	return true, nil
 }
 
 // reopenSource opens the history again when the file at its path is not
@@ -179,36 +308,36 @@ func (r SyncResult) LockNotice() string {
 // renamed over or deleted), or when the handle cannot see later writes
 // (immutable). It reports whether the identity changed. The caller holds
 // the index writer lock, so no other sync reads the old handle.
-func (e *Engine) reopenSource(ctx context.Context) (bool, error) {
-	old := e.source()
+func (sh *shard) reopenSource(ctx context.Context) (bool, error) {
+	old := sh.source()
 	cur, err := old.CurrentIdentity()
 	if err == nil && cur.Equal(old.Identity()) && !old.Immutable() {
 		return false, nil
 	}
-	src, err := e.open(ctx, old.Path()) // also says why the path no longer reads
+	src, err := sh.open(ctx, old.Path()) // also says why the path no longer reads
 	if err != nil {
 		return false, err
 	}
-	e.srcMu.Lock()
-	e.src = src
-	e.srcMu.Unlock()
+	sh.srcMu.Lock()
+	sh.src = src
+	sh.srcMu.Unlock()
 	if err := old.Close(); err != nil {
-		e.log.Warn("close replaced history", "path", old.Path(), "err", err)
+		sh.e.log.Warn("close replaced history", "path", old.Path(), "err", err)
 	}
 	replaced := !src.Identity().Equal(old.Identity())
 	if replaced {
-		e.log.Info("history replaced; re-reading it", "path", src.Path(), "was", old.Identity().String(), "now", src.Identity().String())
+		sh.e.log.Info("history replaced; re-reading it", "path", src.Path(), "was", old.Identity().String(), "now", src.Identity().String())
 	}
 	return replaced, nil
 }
 
 // syncFingerprint is what a sync records as source_fingerprint: the
 // source's files and the config that shaped the documents.
-func (e *Engine) syncFingerprint() string {
-	return e.source().Fingerprint() + "|config:" + e.config.Hash()
+func (sh *shard) syncFingerprint() string {
+	return sh.fingerprint() + "|config:" + sh.e.config.Hash()
 }
 
-func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {
+func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {
 	stamps, err := src.Stamps(ctx)
 	if err != nil {
 		return err
@@ -217,7 +346,7 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err != nil {
 		return err
 	}
-	if sessions, err = e.keepIndexable(ctx, sessions); err != nil {
+	if sessions, err = sh.keepIndexable(ctx, sessions); err != nil {
 		return err
 	}
 	// A change of excluded directories or redaction patterns changes what
@@ -231,7 +360,7 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// replaced by another file (a restore, a reinstall) may give a session
 	// the same counts and times for other content, so every session is
 	// re-read from the new file, and an interrupted re-read resumes.
-	cfg := "|config:" + e.config.Hash() + "|src:" + src.Identity().String()
+	cfg := "|config:" + sh.e.config.Hash() + "|src:" + src.Identity().String()
 	for id, st := range stamps {
 		stamps[id] = st + cfg
 	}
@@ -239,7 +368,7 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 	for i := range sessions {
 		byID[sessions[i].ID] = &sessions[i]
 	}
-	indexed, err := e.ix.Stamps(ctx)
+	indexed, err := sh.ix.Stamps(ctx)
 	if err != nil {
 		return err
 	}
@@ -260,7 +389,7 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// Oldest first, so an interrupted cold sync has the history's start.
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Created < todo[j].Created })
 
-	w, err := e.ix.BeginWrite(ctx)
+	w, err := sh.ix.BeginWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -270,7 +399,7 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 		if err := w.Commit(ctx); err != nil {
 			return err
 		}
-		w, err = e.ix.BeginWrite(ctx)
+		w, err = sh.ix.BeginWrite(ctx)
 		pending = 0
 		return err
 	}
@@ -291,7 +420,7 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 				return err
 			}
 		}
-		n, err := e.writeSession(ctx, w, src, s, rootOf(s, byID), stamps[s.ID], now)
+		n, err := sh.writeSession(ctx, w, src, s, rootOf(s, byID), stamps[s.ID], now)
 		if err != nil {
 			return err
 		}
@@ -314,23 +443,23 @@ func (e *Engine) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err := w.Commit(ctx); err != nil {
 		return err
 	}
-	w, err = e.ix.BeginWrite(ctx) // for the deferred Rollback
+	w, err = sh.ix.BeginWrite(ctx) // for the deferred Rollback
 	if err != nil {
 		return err
 	}
-	if err := e.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
+	if err := sh.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
-	if err := e.ix.SetMeta(ctx, "config_hash", e.config.Hash()); err != nil {
+	if err := sh.ix.SetMeta(ctx, "config_hash", sh.e.config.Hash()); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
-	if err := e.ix.SetMeta(ctx, "source_identity", src.Identity().String()); err != nil {
+	if err := sh.ix.SetMeta(ctx, "source_identity", src.Identity().String()); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
-	return e.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
+	return sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
 }
 
-func (e *Engine) writeSession(ctx context.Context, w *index.Writer, src source.Source, s *model.Session, root, stamp string, now int64) (int, error) {
+func (sh *shard) writeSession(ctx context.Context, w *index.Writer, src source.Source, s *model.Session, root, stamp string, now int64) (int, error) {
 	var counts index.SessionCounts
 	ord, parts := 0, 0
 	err := src.Messages(ctx, *s, func(m *model.Message) error {

@@ -122,3 +122,24 @@ func TestDiskFullDuringSync(t *testing.T) {
 		t.Errorf("after the second sync: %d hits, want the copies too", len(hits))
 	}
 }
+
+// A data dir Recall cannot write: cursors are signed with a key that lives
+// as long as the process, and a notice says so once.
+func TestCursorKeyOnReadOnlyDataDir(t *testing.T) {
+	data := readOnlyView(t, t.TempDir())
+	e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: dataEnv(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.Notices(); len(n) != 1 || !strings.Contains(n[0], "cursors from this run stop working when it ends") {
+		t.Errorf("notices %q", n)
+	}
+	hit := search(t, e, "ERR_QUOTA_7731").Hits[0]
+	if _, err := e.Read(context.Background(), ReadParams{Cursor: hit.Cursor}); err != nil {
+		t.Errorf("read with the process's key: %v", err)
+	}
+}

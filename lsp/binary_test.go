@@ -107,6 +107,29 @@ func TestBinaryOverStdio(t *testing.T) {
 			t.Errorf("daemon log files: %v, want one in the data dir", logs)
 		}
 	})
+	// Two histories through the daemon: the forwarder resolves both (the
+	// handshake carries every source) and the daemon opens both.
+	t.Run("daemon, two histories", func(t *testing.T) {
+		dir := t.TempDir()
+		rt, err := os.MkdirTemp("", "rcl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(rt)
+		v2, _ := filepath.Abs(filepath.Join("..", "testdata", "opencode", "v2", "opencode.db"))
+		env := append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_RUNTIME_DIR="+rt, "RECALL_NO_DAEMON=", "RECALL_DAEMON_IDLE=1s")
+		binaryClient(t, bin, env, "--db", "laptop="+db, "--db", "desktop="+v2)
+		pid := daemonPID(t, rt)
+		logs, _ := filepath.Glob(filepath.Join(dir, "recall", "lsp-daemon-*.log"))
+		var log []byte
+		if len(logs) == 1 {
+			log, _ = os.ReadFile(logs[0])
+		}
+		if !strings.Contains(string(log), "sources=\"[laptop desktop]\"") {
+			t.Errorf("the daemon did not open both sources; its log:\n%s", log)
+		}
+		waitUntil(t, func() bool { return processGone(pid) }, "the idle daemon to exit")
+	})
 }
 
 // daemonPID reads the one daemon's pid from its lock file.

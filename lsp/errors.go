@@ -24,7 +24,7 @@ func rpcError(err error) error {
 	switch {
 	case errors.As(err, &wire):
 		return wireError(wire.Code, wire.Message)
-	case commands.IsParamError(err), errors.Is(err, engine.ErrBadCursor), errors.Is(err, errBadURI):
+	case commands.IsParamError(err), errors.Is(err, engine.ErrBadCursor), errors.Is(err, engine.ErrBadURI):
 		return wireError(jsonrpc2.InvalidParams, err.Error())
 	case errors.Is(err, context.Canceled):
 		return jsonrpc2.NewError(protocol.CodeRequestCancelled, "request cancelled")

@@ -92,6 +92,12 @@ type sessionOptions struct {
 	config func(*Config)
 	// dataDir prepares $XDG_DATA_HOME before the server starts.
 	dataDir func(dir string)
+	// home is $XDG_DATA_HOME (default: the session's own): servers of one
+	// user share it, and with it the cursor key.
+	home string
+	// defaultIndexes: no --index (several sources each have their own,
+	// under home).
+	defaultIndexes bool
 }
 
 // startSession serves a fresh index over the fixture and connects a client.
@@ -113,14 +119,18 @@ func startSession(t testing.TB, o sessionOptions) *session {
 	if o.dataDir != nil {
 		o.dataDir(dir)
 	}
-	if o.index == "" {
+	if o.index == "" && !o.defaultIndexes {
 		o.index = filepath.Join(dir, "index.db")
 	}
-	cfg := Config{DB: o.db, Index: o.index, PollInterval: 50 * time.Millisecond,
+	home := dir
+	if o.home != "" {
+		home = o.home
+	}
+	cfg := Config{DB: []string{o.db}, Index: o.index, PollInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Getenv: func(k string) string {
 			if k == "XDG_DATA_HOME" || k == "HOME" {
-				return dir
+				return home
 			}
 			return ""
 		}}

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -17,11 +18,24 @@ import (
 // that stops reading loses progress reports, never stalls the indexer.
 const outboxSize = 1024
 
-// hostKey names one open engine: connections that read the same history
-// into the same index with the same redaction share it.
+// hostKey names one open engine: connections that read the same
+// histories into the same indexes with the same redaction share it.
 type hostKey struct {
-	source, index string
-	noRedact      bool
+	sources  string // the sources, as JSON
+	index    string
+	noRedact bool
+}
+
+func newHostKey(specs []engine.SourceSpec, index string, noRedact bool) hostKey {
+	b, _ := json.Marshal(specs)
+	return hostKey{sources: string(b), index: index, noRedact: noRedact}
+}
+
+// specs are the sources the key names.
+func (k hostKey) specs() []engine.SourceSpec {
+	var specs []engine.SourceSpec
+	json.Unmarshal([]byte(k.sources), &specs)
+	return specs
 }
 
 // hosts is a process's open engines: a server over stdio has its own; the
@@ -62,7 +76,7 @@ func (hs *hosts) acquire(ctx context.Context, key hostKey, cfg hostConfig, s *Se
 	defer hs.mu.Unlock()
 	h := hs.open[key]
 	if h == nil {
-		eng, err := engine.Open(ctx, engine.Options{DBPath: key.source, IndexPath: key.index, NoRedact: key.noRedact,
+		eng, err := engine.Open(ctx, engine.Options{Sources: key.specs(), IndexPath: key.index, NoRedact: key.noRedact,
 			Logger: cfg.log, Getenv: cfg.getenv})
 		if err != nil {
 			return nil, err

@@ -42,7 +42,7 @@ func (s *Server) hover(ctx context.Context, raw jsonrpc2.RawMessage) (any, error
 // hoverPreview is what render.HoverMarkdown needs of an engine preview.
 func hoverPreview(pv engine.Preview) render.HoverPreview {
 	ses := pv.Session
-	return render.HoverPreview{SessionID: ses.ID, Title: ses.Title, Directory: ses.Directory, FirstPrompt: ses.FirstPrompt,
+	return render.HoverPreview{Source: ses.Source, SessionID: ses.ID, Title: ses.Title, Directory: ses.Directory, FirstPrompt: ses.FirstPrompt,
 		Messages: ses.Messages, Time: pv.Time, Message: pv.Message, PartID: pv.PartID,
-		Link: string(TranscriptURI(ses.ID, pv.MessageID))}
+		Link: pv.URI}
 }

@@ -17,11 +17,13 @@ import (
 
 // InitOptions are the initializationOptions a client may send.
 type InitOptions struct {
-	DB             string `json:"db,omitempty"`
-	Index          string `json:"index,omitempty"`
-	ExcludeSession string `json:"excludeSession,omitempty"`
-	Watch          *bool  `json:"watch,omitempty"`
-	NoRedact       *bool  `json:"noRedact,omitempty"`
+	// DB is one history or several (a path, or a list of paths and
+	// {name, path, index} objects; see commands.DBOption).
+	DB             commands.DBOption `json:"db,omitempty"`
+	Index          string            `json:"index,omitempty"`
+	ExcludeSession string            `json:"excludeSession,omitempty"`
+	Watch          *bool             `json:"watch,omitempty"`
+	NoRedact       *bool             `json:"noRedact,omitempty"`
 }
 
 // initOptionNames lists the fields of InitOptions for error messages.
@@ -60,23 +62,34 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	key := hostKey{source: cmp.Or(opts.DB, s.cfg.DB), index: cmp.Or(opts.Index, s.cfg.Index), noRedact: s.cfg.NoRedact}
-	if key.source != "" {
-		key.source, _ = filepath.Abs(key.source)
-	}
-	if p := s.cfg.pinned; p != nil {
-		key.source, key.index = p.Source, p.Index
-		if p.Demo {
-			key.source = "" // found again by discovery, so the engine says it is the demo
+	specs := []engine.SourceSpec(opts.DB)
+	if len(specs) == 0 {
+		var err error
+		if specs, err = commands.SourceSpecs(s.cfg.DB); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "--db: %v", err)
 		}
 	}
-	if opts.NoRedact != nil {
-		key.noRedact = *opts.NoRedact
+	for i := range specs {
+		specs[i].Path, _ = filepath.Abs(specs[i].Path)
 	}
-	h, err := s.cfg.hosts.acquire(ctx, key, hostConfig{log: s.log, getenv: s.cfg.Getenv,
+	index := cmp.Or(opts.Index, s.cfg.Index)
+	if p := s.cfg.pinned; p != nil {
+		specs, index = p.Specs(), ""
+		if p.Demo {
+			specs = nil // found again by discovery, so the engine says it is the demo
+		}
+	}
+	noRedact := s.cfg.NoRedact
+	if opts.NoRedact != nil {
+		noRedact = *opts.NoRedact
+	}
+	h, err := s.cfg.hosts.acquire(ctx, newHostKey(specs, index, noRedact), hostConfig{log: s.log, getenv: s.cfg.Getenv,
 		poll: s.cfg.PollInterval, maxLag: s.cfg.MaxLag, beforeSync: s.cfg.beforeSync}, s)
 	if errors.Is(err, engine.ErrIndexRefused) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions.index: %v", err)
+	}
+	if errors.Is(err, engine.ErrOptions) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions.db: %v", err)
 	}
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "recall cannot open the history: %v (set initializationOptions.db to an opencode.db)", err)
@@ -89,7 +102,7 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	s.progressCap = caps.Window != nil && caps.Window.WorkDoneProgress != nil && *caps.Window.WorkDoneProgress
 	s.lensRefresh = caps.Workspace != nil && caps.Workspace.CodeLens != nil && caps.Workspace.CodeLens.RefreshSupport != nil && *caps.Workspace.CodeLens.RefreshSupport
 	s.mu.Unlock()
-	s.log.Info("initialize", "source", eng.SourcePath(), "index", eng.IndexPath(), "watch", s.watching, "noRedact", key.noRedact)
+	s.log.Info("initialize", "source", eng.SourcePath(), "index", eng.IndexPath(), "sources", eng.SourceNames(), "watch", s.watching, "noRedact", noRedact)
 	return &protocol.InitializeResult{Capabilities: capabilities(), ServerInfo: protocol.ServerInfo{
 		Name: "recall", Version: protocol.NewOptional(commands.Version)}}, nil
 }
@@ -123,7 +136,7 @@ func capabilities() protocol.ServerCapabilities {
 		CodeLensProvider:        &protocol.CodeLensOptions{ResolveProvider: ptr(false)},
 		ExecuteCommandProvider:  protocol.ExecuteCommandOptions{Commands: CommandNames()},
 		Workspace: &protocol.WorkspaceOptions{
-			TextDocumentContent: &protocol.TextDocumentContentOptions{Schemes: []string{Scheme}},
+			TextDocumentContent: &protocol.TextDocumentContentOptions{Schemes: []string{engine.TranscriptScheme}},
 		},
 	}
 }

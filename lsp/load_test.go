@@ -241,8 +241,9 @@ func TestLoadInProcess(t *testing.T) {
 	ix := filepath.Join(t.TempDir(), "index.db")
 	t.Logf("history: %d copies of the v1 fixture; first sync %v", loadCopies, presync(t, db, ix).Round(time.Millisecond))
 	var clients []*session
+	home := t.TempDir() // one user: one cursor key
 	for range loadClients + 1 {
-		clients = append(clients, startSession(t, sessionOptions{db: db, index: ix, noWait: true}))
+		clients = append(clients, startSession(t, sessionOptions{db: db, index: ix, noWait: true, home: home}))
 	}
 	rep := runLoad(t, clients[:loadClients], clients[loadClients])
 	t.Logf("in-process, %d servers on one index: %v", loadClients, rep)

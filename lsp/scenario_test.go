@@ -182,7 +182,10 @@ func renderReply(res json.RawMessage, err error) string {
 }
 
 var (
-	cursorRE = regexp.MustCompile(`rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	// Cursors (c1:source:id.tag) differ run to run with the user's key;
+	// the placeholder kept its old spelling so goldens show only real
+	// changes.
+	cursorRE = regexp.MustCompile(`c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
 	tmpRE    = regexp.MustCompile(`/tmp/Test[^"\s)]*`)
 )
 
@@ -209,6 +212,10 @@ func scrub(key string, v any) any {
 			return "TIME"
 		case "index", "source":
 			return filepath.Base(v)
+		case "path": // a source's history (status), not a file of the history
+			if strings.HasSuffix(v, ".db") {
+				return filepath.Base(v)
+			}
 		}
 		return scrubText(v)
 	case float64:

@@ -20,8 +20,11 @@ import (
 
 // Config is how the server was started (flags of `recall lsp`).
 type Config struct {
-	DB, Index string
-	Logger    *slog.Logger
+	// DB are the --db flags (NAME=PATH or PATH, several for several
+	// histories); Index is --index (one history only).
+	DB     []string
+	Index  string
+	Logger *slog.Logger
 	// Getenv replaces os.Getenv for engine discovery (tests).
 	Getenv func(string) string
 	// PollInterval is how often the watcher looks at the history's files;

@@ -14,7 +14,7 @@ import (
 // without buffering) and junk header lines; the next request is served.
 func TestFraming(t *testing.T) {
 	srvConn, cli := net.Pipe()
-	srv := NewServer(Config{DB: fixtureDB, Index: t.TempDir() + "/index.db"})
+	srv := NewServer(Config{DB: []string{fixtureDB}, Index: t.TempDir() + "/index.db"})
 	done := make(chan bool, 1)
 	go func() { done <- srv.Run(t.Context(), srvConn) }()
 	r := bufio.NewReader(cli)

@@ -44,18 +44,22 @@ type transcriptParams struct {
 }
 
 func (s *Server) readTranscript(ctx context.Context, u string) (engine.ReadResult, error) {
-	t, err := ParseTranscript(u)
+	t, err := engine.ParseTranscript(u)
 	if err != nil {
 		return engine.ReadResult{}, err
 	}
 	if t.Format != "markdown" && t.Format != "chatml" {
-		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", errBadURI, echo(u))
+		return engine.ReadResult{}, fmt.Errorf("%w %q: format must be markdown or chatml", engine.ErrBadURI, echo(u))
 	}
-	eng, err := s.engine()
+	eng, err := s.historyEngine(ctx) // the session is looked up: wait for the first sync
 	if err != nil {
 		return engine.ReadResult{}, err
 	}
-	params := &commands.ReadParams{Cursor: eng.SessionCursor(t.SessionID, t.Around), Mode: t.Mode, Limit: t.Limit, Format: t.Format}
+	cursor, err := eng.SessionCursor(ctx, t.Source, t.SessionID, t.Around)
+	if err != nil {
+		return engine.ReadResult{}, err
+	}
+	params := &commands.ReadParams{Cursor: cursor, Mode: t.Mode, Limit: t.Limit, Format: t.Format}
 	return runTyped(ctx, s, commands.Read, params)
 }
 

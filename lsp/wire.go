@@ -53,7 +53,7 @@ func Wire() WireSurface {
 			Params: reflect.TypeFor[engine.SyncResult]()}},
 		ClientCommands: []Method{{Name: ShowFileSessions, Summary: "the file code lens: list the sessions that touched the file",
 			Params: reflect.TypeFor[fileLensArgs]()}},
-		Scheme: Scheme,
+		Scheme: engine.TranscriptScheme,
 		ErrorCodes: []ErrorCode{
 			{"invalidParams", int64(jsonrpc2.InvalidParams)},
 			{"methodNotFound", int64(jsonrpc2.MethodNotFound)},

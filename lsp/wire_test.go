@@ -256,7 +256,7 @@ type wireDoor func(t *testing.T) *wireClient
 
 func inProcessDoor(t *testing.T) *wireClient {
 	srvConn, cli := net.Pipe()
-	srv := NewServer(Config{DB: fixtureDB, Index: filepath.Join(t.TempDir(), "index.db")})
+	srv := NewServer(Config{DB: []string{fixtureDB}, Index: filepath.Join(t.TempDir(), "index.db")})
 	done := make(chan bool, 1)
 	go func() { done <- srv.Run(context.Background(), srvConn) }()
 	t.Cleanup(func() {
@@ -274,9 +274,9 @@ func inProcessDoor(t *testing.T) *wireClient {
 // (both in this process).
 func daemonDoor(t *testing.T) *wireClient {
 	d := newTestDaemons(t, time.Minute)
-	d.server.DB, d.server.Index = fixtureDB, filepath.Join(t.TempDir(), "index.db")
+	d.server.DB, d.server.Index = []string{fixtureDB}, filepath.Join(t.TempDir(), "index.db")
 	fwConn, cli := net.Pipe()
-	fw := &daemon.Forwarder{DB: fixtureDB, Index: d.server.Index, Getenv: d.getenv, Log: d.server.Logger, Spawn: d.spawn}
+	fw := &daemon.Forwarder{DB: []string{fixtureDB}, Index: d.server.Index, Getenv: d.getenv, Log: d.server.Logger, Spawn: d.spawn}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -41,7 +41,7 @@ func (s *Server) symbols(ctx context.Context, raw jsonrpc2.RawMessage) (any, err
 	}
 	out := protocol.SymbolInformationSlice{}
 	for _, si := range res.Sessions {
-		out = append(out, symbol(cmp.Or(si.Title, si.ID), protocol.SymbolKindNamespace, si.Directory, TranscriptURI(si.ID, "")))
+		out = append(out, symbol(cmp.Or(si.Title, si.ID), protocol.SymbolKindNamespace, si.Directory, uri.URI(si.URI)))
 	}
 	if query == "" {
 		return out, nil
@@ -54,7 +54,7 @@ func (s *Server) symbols(ctx context.Context, raw jsonrpc2.RawMessage) (any, err
 		if h.MessageID == "" {
 			continue // a title hit: the session is listed already
 		}
-		out = append(out, symbol(render.ClipLine(h.Snippet, 120), protocol.SymbolKindEvent, h.Title, TranscriptURI(h.SessionID, h.MessageID)))
+		out = append(out, symbol(render.ClipLine(h.Snippet, 120), protocol.SymbolKindEvent, h.Title, uri.URI(h.URI)))
 	}
 	return out, nil
 }

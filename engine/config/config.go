@@ -9,6 +9,15 @@
 //	[redact]
 //	internal-token = "itk_[A-Za-z0-9]{32}"
 //
+//	# histories to search together (without any, the one OpenCode uses)
+//	[[source]]
+//	name = "laptop"
+//	path = "~/sync/laptop/opencode.db"
+//	[[source]]
+//	name = "desktop"
+//	path = "~/sync/desktop/opencode.db"
+//	index = "~/indexes/desktop.db"   # optional; default under the data dir
+//
 // A setting Recall does not know is an error that names it and lists the
 // known ones, so a typo never silently does nothing.
 package config
@@ -26,6 +35,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/recallhq/recall/engine/source"
 )
 
 // Config is the configuration in effect.
@@ -33,18 +44,35 @@ type Config struct {
 	Path               string            `json:"path,omitempty" toml:"-"`
 	ExcludeDirectories []string          `json:"excludeDirectories,omitempty" toml:"exclude_directories"`
 	Redact             map[string]string `json:"redact,omitempty" toml:"redact"`
-	// Settings to come (a [[source]] list of histories) are new fields
-	// here and new entries in known.
+	// Sources are the histories to search together, in this order (the
+	// order breaks ties and picks the shard an id without a source
+	// names). Empty: the history OpenCode itself uses. They do not change
+	// what a document holds, so they are not in Hash.
+	Sources []Source `json:"sources,omitempty" toml:"source"`
+}
+
+// Source is one [[source]] entry: a named history, and optionally where
+// its index lives.
+type Source struct {
+	// Name is how results, cursors and --source name it; "" derives one
+	// from the path (source.DeriveName).
+	Name string `json:"name,omitempty" toml:"name"`
+	// Path is the history: an opencode.db, or an OpenCode data dir; ~/
+	// is the home directory.
+	Path string `json:"path" toml:"path"`
+	// Index is its index file; "" is the default (keyed by the path).
+	Index string `json:"index,omitempty" toml:"index"`
 }
 
 // known names the settings for the unknown-setting error, in the file's
 // own spelling.
-var known = []string{"exclude_directories", "[redact]"}
+var known = []string{"exclude_directories", "[redact]", "[[source]] (name, path, index)"}
 
 // expected says what each setting holds, for a value of the wrong type.
 var expected = map[string]string{
 	"exclude_directories": `an array of strings, as in exclude_directories = ["~/clients"]`,
 	"redact":              `name = "regular expression" lines under [redact]`,
+	"source":              `[[source]] tables with name = "laptop" and path = "~/sync/laptop/opencode.db" (index = "…" optional)`,
 }
 
 // Path is where the config file is looked for ("" when there is no home).
@@ -92,7 +120,60 @@ func Load(path string, getenv func(string) string) (Config, error) {
 	for i, d := range c.ExcludeDirectories {
 		c.ExcludeDirectories[i] = expandHome(d, getenv)
 	}
+	if err := c.checkSources(string(raw), getenv); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// checkSources expands ~ in the [[source]] paths and refuses an entry
+// without a path, a bad name or a name given twice, naming its line.
+func (c *Config) checkSources(text string, getenv func(string) string) error {
+	seen := map[string]int{}
+	for i := range c.Sources {
+		s := &c.Sources[i]
+		where := c.Path
+		if line := nthTableLine(text, "source", i); line > 0 {
+			where = fmt.Sprintf("%s:%d", c.Path, line)
+		}
+		if strings.TrimSpace(s.Path) == "" {
+			return fmt.Errorf(`%s: [[source]] %s has no path; want path = "~/sync/laptop/opencode.db"`, where, describeEntry(s.Name, i))
+		}
+		if s.Name != "" {
+			if msg := source.CheckName(s.Name); msg != "" {
+				return fmt.Errorf("%s: %s", where, msg)
+			}
+			if j, dup := seen[s.Name]; dup {
+				return fmt.Errorf("%s: source name %q is also the name of [[source]] #%d; give each source its own name", where, s.Name, j+1)
+			}
+			seen[s.Name] = i
+		}
+		s.Path = expandHome(s.Path, getenv)
+		s.Index = expandHome(s.Index, getenv)
+	}
+	return nil
+}
+
+func describeEntry(name string, i int) string {
+	if name != "" {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+// nthTableLine is the line of the n-th (0-based) [[name]] header, 0 when
+// not found (toml keeps positions to itself; see lineOf).
+func nthTableLine(text, name string, n int) int {
+	for i, line := range strings.Split(text, "\n") {
+		l := strings.ReplaceAll(strings.TrimSpace(line), " ", "")
+		if strings.HasPrefix(l, "[["+name+"]]") {
+			if n == 0 {
+				return i + 1
+			}
+			n--
+		}
+	}
+	return 0
 }
 
 // typeErr is how the toml library words a value of the wrong type (it has

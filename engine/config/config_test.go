@@ -115,3 +115,51 @@ func TestLoadWhatTheHandParserMisread(t *testing.T) {
 		t.Errorf("redact %q, want lit-key", c.Redact)
 	}
 }
+
+// [[source]] lists named histories; ~/ expands in path and index.
+func TestLoadSources(t *testing.T) {
+	p := write(t, `[[source]]
+name = "laptop"
+path = "~/sync/laptop/opencode.db"
+
+[[source]]
+path = "/archive/old.db"
+index = "~/idx/old.db"
+`)
+	c, err := Load(p, func(k string) string { return map[string]string{"HOME": "/home/u"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Source{{Name: "laptop", Path: "/home/u/sync/laptop/opencode.db"}, {Path: "/archive/old.db", Index: "/home/u/idx/old.db"}}
+	if len(c.Sources) != 2 || c.Sources[0] != want[0] || c.Sources[1] != want[1] {
+		t.Fatalf("sources %+v, want %+v", c.Sources, want)
+	}
+	// Sources do not change what documents hold: the hash stays.
+	if c.Hash() != (Config{}).Hash() {
+		t.Errorf("sources changed the config hash")
+	}
+}
+
+func TestLoadSourceErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		text string
+		want []string
+	}{
+		"no path":       {"[[source]]\nname = \"a\"\npath = \"/a.db\"\n\n[[source]]\nname = \"b\"\n", []string{"config.toml:5:", `[[source]] "b" has no path`, `path = "~/`}},
+		"bad name":      {"[[source]]\nname = \"My Laptop\"\npath = \"/a.db\"\n", []string{"config.toml:1:", `"My Laptop"`, "lower-case letters"}},
+		"duplicate":     {"[[source]]\nname = \"a\"\npath = \"/a.db\"\n[[source]]\nname = \"a\"\npath = \"/b.db\"\n", []string{"config.toml:4:", `"a" is also the name of [[source]] #1`}},
+		"unknown field": {"[[source]]\nname = \"a\"\npath = \"/a.db\"\ndb = \"/x\"\n", []string{`unknown setting "source.db"`, "[[source]] (name, path, index)"}},
+		"not a table":   {"source = \"/a.db\"\n", []string{"config.toml:1:", "source is a string", "[[source]] tables"}},
+	} {
+		_, err := Load(write(t, tc.text), noEnv)
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", name, err, w)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -154,5 +155,42 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		e.Close()
+	}
+}
+
+// historyBatch is the embedding queue's batch (engine.EmbedBatch): how many
+// texts one Embed call gets.
+const historyBatch = 32
+
+// BenchmarkHistoryTexts embeds the public corpus's history texts (see
+// historyTexts) in the queue's batches of 32 on the MiniLM-shaped model with
+// the real vocabulary (historyModel), GOMAXPROCS workers; one op is the whole
+// set. cpu-texts/s divides by the process's CPU time instead of the wall
+// clock: on a machine shared with other work it moves far less than texts/s.
+func BenchmarkHistoryTexts(b *testing.B) {
+	texts := historyTexts(b)
+	e, err := load(historyModel(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tokens := 0
+	for _, t := range texts {
+		tokens += len(e.tok.IDs(t)) + 2
+	}
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		for b0 := 0; b0 < len(texts); b0 += historyBatch {
+			if _, err := e.Embed(context.Background(), texts[b0:min(b0+historyBatch, len(texts))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cpu := processCPU() - cpu0
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(b.N*len(texts))/secs, "texts/s")
+	b.ReportMetric(float64(b.N*tokens)/secs, "tokens/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(b.N*len(texts))/cpu.Seconds()*float64(runtime.GOMAXPROCS(0)), "cpu-texts/s")
 	}
 }

@@ -46,13 +46,29 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 		ws = &workspace{}
 	}
 	defer workspacePool.Put(ws)
+	// A batch past a query's size gets buffers for a whole batch at once:
+	// growing them batch by batch left each smaller set as garbage, which
+	// the GC target (twice the live heap) kept resident.
+	full := rows
+	if rows > smallBatchRows {
+		full = max(rows, roundUp(batchTokens, kernelRows)+kernelRows)
+	}
 	// Rows past total keep stale finite values from earlier batches; every
 	// output row depends only on its own input row, so they never leak in.
-	x := ws.x.take(rows * h)
-	qkv := ws.qkv.take(rows * 3 * h)
-	ctx := ws.ctx.take(rows * h)
-	tmp := ws.tmp.take(rows * h)
-	inter := ws.inter.take(rows * w.intermediate)
+	x := ws.x.take(rows*h, full*h)
+	qkv := ws.qkv.take(rows*3*h, full*3*h)
+	ctx := ws.ctx.take(rows*h, full*h)
+	tmp := ws.tmp.take(rows*h, full*h)
+	bands := (total + ffnBand - 1) / ffnBand
+	banded := bands >= 2*workers || workers == 1
+	var inter []float32
+	if banded {
+		for len(ws.band) < workers {
+			ws.band = append(ws.band, nil)
+		}
+	} else {
+		inter = ws.inter.take(rows*w.intermediate, rows*w.intermediate)
+	}
 
 	for si, s := range seqs {
 		for i, id := range s {
@@ -63,33 +79,24 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 			}
 		}
 	}
-	parallelRows(total, workers, func(r0, r1 int) { layerNorm(x[r0*h:r1*h], h, w.embNorm) })
+	parallelRows(total, workers, func(r0, r1 int) { addLayerNorm(x[r0*h:r1*h], nil, h, w.embNorm) })
 
 	for li := range w.layer {
 		l := &w.layer[li]
 		matmul(x, h, &l.qkv, qkv, 3*h, total, workers)
 		w.attention(qkv, ctx, seqs, offs, workers)
 		matmul(ctx, h, &l.attnOut, tmp, h, total, workers)
-		parallelRows(total, workers, func(r0, r1 int) {
-			addInto(x[r0*h:r1*h], tmp[r0*h:r1*h])
-			layerNorm(x[r0*h:r1*h], h, l.norm1)
-		})
+		parallelRows(total, workers, func(r0, r1 int) { addLayerNorm(x[r0*h:r1*h], tmp[r0*h:r1*h], h, l.norm1) })
+		if banded {
+			w.ffnBanded(l, x, tmp, ws.band, total, bands, workers)
+			continue
+		}
+		// A short batch (a query): too few rows to split, so each product
+		// splits its columns across the workers instead.
 		matmul(x, h, &l.ff1, inter, w.intermediate, total, workers)
-		parallelRows(total, workers, func(r0, r1 int) {
-			v := inter[r0*w.intermediate : r1*w.intermediate]
-			if !w.geluTanh {
-				geluSlice(v)
-				return
-			}
-			for j, z := range v {
-				v[j] = geluTanh(z)
-			}
-		})
+		parallelRows(total, workers, func(r0, r1 int) { w.gelu(inter[r0*w.intermediate : r1*w.intermediate]) })
 		matmul(inter, w.intermediate, &l.ff2, tmp, h, total, workers)
-		parallelRows(total, workers, func(r0, r1 int) {
-			addInto(x[r0*h:r1*h], tmp[r0*h:r1*h])
-			layerNorm(x[r0*h:r1*h], h, l.norm2)
-		})
+		parallelRows(total, workers, func(r0, r1 int) { addLayerNorm(x[r0*h:r1*h], tmp[r0*h:r1*h], h, l.norm2) })
 	}
 
 	out := make([][]float32, len(seqs))
@@ -115,17 +122,64 @@ func (w *bertWeights) forward(seqs [][]int, pool pooling, workers int) [][]float
 	return out
 }
 
+// ffnBand is how many rows one feed-forward task runs through both of its
+// products: the band's GELU activations (48 x 1536 floats = 295 KB for
+// MiniLM) stay in a 512 KB L2 between them instead of a whole batch's
+// (12 MB) going out to memory and back.
+const ffnBand = 48
+
+// smallBatchRows bounds a batch that keeps buffers of its own size (a
+// query, a few short texts).
+const smallBatchRows = 256
+
+// ffnBanded runs the feed-forward block (ff1, GELU, ff2, residual and layer
+// norm) over rows [0, total) of x, band by band on workers goroutines, with
+// one band buffer per worker.
+func (w *bertWeights) ffnBanded(l *layerWeights, x, tmp []float32, band []buffer, total, bands, workers int) {
+	h, inter := w.hidden, w.intermediate
+	bandRows := roundUp(ffnBand, kernelRows)
+	parallelWorkers(bands, workers, func(wk, t int) {
+		r0, r1 := t*ffnBand, min((t+1)*ffnBand, total)
+		blocks := (r1 - r0 + kernelRows - 1) / kernelRows
+		buf := band[wk].take(bandRows*inter, bandRows*inter)
+		var scratch [kernelRows * panelWidth]float32
+		for p := 0; p < l.ff1.panels; p++ {
+			gemmBlocks(x[r0*h:], h, &l.ff1, p, buf, inter, 0, blocks, h, &scratch)
+		}
+		w.gelu(buf[:(r1-r0)*inter])
+		for p := 0; p < l.ff2.panels; p++ {
+			gemmBlocks(buf, inter, &l.ff2, p, tmp[r0*h:], h, 0, blocks, inter, &scratch)
+		}
+		addLayerNorm(x[r0*h:r1*h], tmp[r0*h:r1*h], h, l.norm2)
+	})
+}
+
+// gelu applies the model's GELU in place.
+func (w *bertWeights) gelu(v []float32) {
+	if !w.geluTanh {
+		geluSlice(v)
+		return
+	}
+	for j, z := range v {
+		v[j] = geluTanh(z)
+	}
+}
+
 // workspace holds one forward pass's activations, reused across calls.
-type workspace struct{ x, qkv, ctx, tmp, inter buffer }
+type workspace struct {
+	x, qkv, ctx, tmp, inter buffer
+	band                    []buffer // one per worker (ffnBanded)
+}
 
 var workspacePool sync.Pool
 
 type buffer []float32
 
-// take returns n floats, reallocating (zeroed) only when the buffer is too small.
-func (b *buffer) take(n int) []float32 {
+// take returns n floats; when the buffer is too small it is reallocated
+// (zeroed) with room for alloc >= n.
+func (b *buffer) take(n, alloc int) []float32 {
 	if cap(*b) < n {
-		*b = make([]float32, n)
+		*b = make([]float32, max(n, alloc))
 	}
 	return (*b)[:n]
 }
@@ -144,9 +198,7 @@ func matmul(a []float32, lda int, m *packedMatrix, c []float32, ldc int, rows in
 		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
 			b0, b1 := t*blocksPerChunk, min((t+1)*blocksPerChunk, blocks)
 			for p := 0; p < m.panels; p++ {
-				for b := b0; b < b1; b++ {
-					gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, m.in, scratch)
-				}
+				gemmBlocks(a, lda, m, p, c, ldc, b0, b1, m.in, scratch)
 			}
 		}
 	} else {
@@ -155,9 +207,7 @@ func matmul(a []float32, lda int, m *packedMatrix, c []float32, ldc int, rows in
 		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
 			p0, p1 := t*m.panels/tasks, (t+1)*m.panels/tasks
 			for p := p0; p < p1; p++ {
-				for b := 0; b < blocks; b++ {
-					gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, m.in, scratch)
-				}
+				gemmBlocks(a, lda, m, p, c, ldc, 0, blocks, m.in, scratch)
 			}
 		}
 	}
@@ -171,20 +221,12 @@ var scratchPool sync.Pool
 
 // attentionScratch is one worker's buffers for one (sequence, head) pair.
 type attentionScratch struct {
-	keys, values, scores, out, zero []float32
-}
-
-func grow(buf []float32, n int) []float32 {
-	if cap(buf) < n {
-		return make([]float32, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
+	keys, values, scores, out, zero, inv buffer
 }
 
 // attention computes ctx = softmax(Q·Kᵀ/√d)·V per sequence and head, using
-// the same micro-kernel with K and V packed as panels.
+// the same micro-kernel with K and V packed as panels. The softmax divides
+// after the product (n·d divisions per head instead of n·n).
 func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, workers int) {
 	h, heads := w.hidden, w.heads
 	dh := h / heads
@@ -201,59 +243,55 @@ func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, wo
 		n16, d16 := roundUp(n, panelWidth), roundUp(dh, panelWidth)
 		n6 := roundUp(n, kernelRows)
 		// K as a [n, dh] "weight": panel p, step k, lane j = K[p*16+j][k].
-		s.keys = grow(s.keys, n16*dh)
+		// Lanes past n must be zero: their scores are never read, but must
+		// stay finite.
+		keys := s.keys.take(n16*dh, 0)
+		clear(keys[(n16-panelWidth)*dh:])
 		for i := 0; i < n; i++ {
-			krow := qkv[(off+i)*ld+h+hd*dh:]
-			p, j := i/panelWidth, i%panelWidth
-			for k := 0; k < dh; k++ {
-				s.keys[(p*dh+k)*panelWidth+j] = krow[k]
+			krow := qkv[(off+i)*ld+h+hd*dh : (off+i)*ld+h+(hd+1)*dh]
+			panel := keys[(i/panelWidth)*dh*panelWidth+i%panelWidth:]
+			for k, z := range krow {
+				panel[k*panelWidth] = z
 			}
 		}
 		// Vᵀ as a [dh, n] "weight": panel p, step k, lanes = V[k][p*16 : p*16+16].
-		s.values = grow(s.values, d16*n)
+		values := s.values.take(d16*n, 0)
+		if d16 != dh {
+			clear(values)
+		}
 		for k := 0; k < n; k++ {
-			vrow := qkv[(off+k)*ld+2*h+hd*dh:]
-			for d := 0; d < dh; d++ {
-				p, j := d/panelWidth, d%panelWidth
-				s.values[(p*n+k)*panelWidth+j] = vrow[d]
+			vrow := qkv[(off+k)*ld+2*h+hd*dh : (off+k)*ld+2*h+(hd+1)*dh]
+			for p := 0; p*panelWidth < dh; p++ {
+				copy(values[(p*n+k)*panelWidth:(p*n+k+1)*panelWidth], vrow[p*panelWidth:min(dh, (p+1)*panelWidth)])
 			}
 		}
-		s.scores = grow(s.scores, n6*n16)
-		s.zero = grow(s.zero, max(n16, d16))
-		zeroBias := s.zero
-		km := packedMatrix{in: dh, out: n16, panels: n16 / panelWidth, data: s.keys, bias: zeroBias}
+		// Rows n..n6 of scores and out are computed from stale rows and
+		// never read.
+		scores := s.scores.take(n6*n16+kernelRows*n16, 0)
+		zeroBias := s.zero.take(max(n16, d16), 0)
+		clear(zeroBias)
+		km := packedMatrix{in: dh, out: n16, panels: n16 / panelWidth, data: keys, bias: zeroBias}
 		q := qkv[off*ld+hd*dh:]
 		var scratch [kernelRows * panelWidth]float32
 		for p := 0; p < km.panels; p++ {
-			for r := 0; r < n; r += kernelRows {
-				gemmBlock(q, ld, &km, p, s.scores, n16, r, dh, &scratch)
-			}
+			gemmBlocks(q, ld, &km, p, scores, n16, 0, n6/kernelRows, dh, &scratch)
 		}
+		inv := s.inv.take(n, 0)
 		for i := 0; i < n; i++ {
-			row := s.scores[i*n16 : i*n16+n]
-			maxv := float32(math.Inf(-1))
-			for _, z := range row {
-				maxv = max(maxv, z)
-			}
-			expScaled(row, scale, maxv*scale)
-			var sum float32
-			for _, z := range row {
-				sum += z
-			}
-			inv := 1 / sum
-			for j := range row {
-				row[j] *= inv
-			}
+			inv[i] = 1 / softmaxExp(scores[i*n16:i*n16+n], scale)
 		}
-		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: s.values, bias: zeroBias}
-		s.out = grow(s.out, n6*d16)
+		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: values, bias: zeroBias}
+		out := s.out.take(n6*d16, 0)
 		for p := 0; p < vm.panels; p++ {
-			for r := 0; r < n; r += kernelRows {
-				gemmBlock(s.scores, n16, &vm, p, s.out, d16, r, n, &scratch)
-			}
+			gemmBlocks(scores, n16, &vm, p, out, d16, 0, n6/kernelRows, n, &scratch)
 		}
 		for i := 0; i < n; i++ {
-			copy(ctx[(off+i)*h+hd*dh:(off+i)*h+(hd+1)*dh], s.out[i*d16:i*d16+dh])
+			dst := ctx[(off+i)*h+hd*dh : (off+i)*h+(hd+1)*dh]
+			src := out[i*d16 : i*d16+dh]
+			f := inv[i]
+			for j := range dst {
+				dst[j] = src[j] * f
+			}
 		}
 	})
 }
@@ -264,8 +302,11 @@ func addInto(dst, src []float32) {
 	}
 }
 
-// layerNorm normalises each h-wide row of x in place.
-func layerNorm(x []float32, h int, n normWeights) {
+// addLayerNormGo is the portable addLayerNorm.
+func addLayerNormGo(x, t []float32, h int, n normWeights) {
+	if t != nil {
+		addInto(x, t[:len(x)])
+	}
 	for r := 0; r+h <= len(x); r += h {
 		row := x[r : r+h]
 		var mean float64
@@ -304,9 +345,15 @@ func normalize(v []float32) {
 
 // parallelTasks runs fn(0..n-1) on up to workers goroutines.
 func parallelTasks(n, workers int, fn func(t int)) {
+	parallelWorkers(n, workers, func(_, t int) { fn(t) })
+}
+
+// parallelWorkers runs fn(worker, 0..n-1) on up to workers goroutines;
+// worker (0..workers-1) names the goroutine, so fn can own per-worker buffers.
+func parallelWorkers(n, workers int, fn func(worker, t int)) {
 	if n <= 1 || workers <= 1 {
 		for t := 0; t < n; t++ {
-			fn(t)
+			fn(0, t)
 		}
 		return
 	}
@@ -321,7 +368,7 @@ func parallelTasks(n, workers int, fn func(t int)) {
 				if t >= n {
 					return
 				}
-				fn(t)
+				fn(g, t)
 			}
 		}()
 	}

@@ -39,3 +39,19 @@ func geluTanh(x float32) float32 {
 	// tanh(u) = 1 - 2/(exp(2u)+1)
 	return 0.5 * x * (2 - 2/(expf(2*u)+1))
 }
+
+// softmaxExpGo is the portable softmaxExp.
+func softmaxExpGo(x []float32, scale float32) float32 {
+	m := x[0]
+	for _, z := range x[1:] {
+		if z > m {
+			m = z
+		}
+	}
+	var sum float32
+	for i, z := range x {
+		x[i] = expf(z*scale - m*scale)
+		sum += x[i]
+	}
+	return sum
+}

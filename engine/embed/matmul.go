@@ -55,6 +55,30 @@ func gemmBlock(a []float32, lda int, m *packedMatrix, p int, c []float32, ldc in
 	}
 }
 
+// gemmBlocks computes row blocks [b0, b1) (of kernelRows rows each) of C
+// for panel p, as gemmBlock does for one.
+func gemmBlocks(a []float32, lda int, m *packedMatrix, p int, c []float32, ldc int, b0, b1 int, k int, scratch *[kernelRows * panelWidth]float32) {
+	col := p * panelWidth
+	if b1 <= b0 {
+		return
+	}
+	if col+panelWidth <= ldc && col+panelWidth <= m.out {
+		r0 := b0 * kernelRows
+		kernelPanel(a[r0*lda:], lda, m.data[p*m.in*panelWidth:], k, c[r0*ldc+col:], ldc, m.bias[p*panelWidth:], b1-b0)
+		return
+	}
+	for b := b0; b < b1; b++ {
+		gemmBlock(a, lda, m, p, c, ldc, b*kernelRows, k, scratch)
+	}
+}
+
+// kernelPanelGo runs kernel6x16Go on blocks consecutive row blocks.
+func kernelPanelGo(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32, blocks int) {
+	for i := 0; i < blocks; i++ {
+		kernel6x16Go(a[i*kernelRows*lda:], lda, b, k, c[i*kernelRows*ldc:], ldc, bias)
+	}
+}
+
 // kernel6x16Go is the portable micro-kernel: c[r][j] = bias[j] + Σk a[r][k]·b[k][j].
 func kernel6x16Go(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32) {
 	var acc [kernelRows][panelWidth]float32

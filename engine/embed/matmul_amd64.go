@@ -21,3 +21,23 @@ func kernel6x16(a []float32, lda int, b []float32, k int, c []float32, ldc int, 
 	_ = bias[panelWidth-1]
 	gemm6x16AVX2(&a[0], lda, &b[0], k, &c[0], ldc, &bias[0])
 }
+
+//go:noescape
+func gemmPanelAVX2(a *float32, lda int, b *float32, k int, c *float32, ldc int, bias *float32, blocks int)
+
+// kernelPanel runs kernel6x16 on blocks consecutive row blocks.
+func kernelPanel(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32, blocks int) {
+	if !useAVX2 {
+		kernelPanelGo(a, lda, b, k, c, ldc, bias, blocks)
+		return
+	}
+	if blocks <= 0 {
+		return
+	}
+	rows := blocks * kernelRows
+	_ = a[(rows-1)*lda+k-1]
+	_ = b[k*panelWidth-1]
+	_ = c[(rows-1)*ldc+panelWidth-1]
+	_ = bias[panelWidth-1]
+	gemmPanelAVX2(&a[0], lda, &b[0], k, &c[0], ldc, &bias[0], blocks)
+}

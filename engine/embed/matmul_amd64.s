@@ -84,3 +84,107 @@ store:
 	VMOVUPS Y11, 32(DX)
 	VZEROUPPER
 	RET
+
+// func gemmPanelAVX2(a *float32, lda int, b *float32, k int, c *float32, ldc int, bias *float32, blocks int)
+// gemm6x16AVX2 over blocks consecutive 6-row blocks of A and C (one call
+// per panel and band instead of one per block).
+TEXT ·gemmPanelAVX2(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), R12
+	MOVQ k+24(FP), R13
+	MOVQ c+32(FP), BX
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	MOVQ bias+48(FP), AX
+	MOVQ blocks+56(FP), R11
+	TESTQ R11, R11
+	JE    pdone
+
+pblock:
+	MOVQ R12, DI
+	MOVQ R13, CX
+	MOVQ BX, DX
+
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
+
+	LEAQ (SI)(R8*2), R10
+	ADDQ R8, R10
+
+	TESTQ CX, CX
+	JE    pstore
+
+ploop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R10), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (R10)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R10)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+
+	ADDQ $4, SI
+	ADDQ $4, R10
+	ADDQ $64, DI
+	DECQ CX
+	JNE  ploop
+
+pstore:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R9, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R9, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R9, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ    R9, DX
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R9, DX
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
+
+	// Next block: A back to column 0 and down 6 rows; C down 6 rows.
+	MOVQ R13, CX
+	SHLQ $2, CX
+	SUBQ CX, SI
+	LEAQ (R8)(R8*2), CX
+	LEAQ (SI)(CX*2), SI
+	LEAQ (R9)(R9*2), CX
+	LEAQ (BX)(CX*2), BX
+	DECQ R11
+	JNE  pblock
+
+pdone:
+	VZEROUPPER
+	RET

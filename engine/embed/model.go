@@ -42,7 +42,7 @@ func Load(dir string) (Embedder, error) {
 	return m, nil
 }
 
-func load(dir string) (*model, error) {
+func load(dir string) (m *model, err error) {
 	if _, err := os.Stat(filepath.Join(dir, fileSpago)); errors.Is(err, fs.ErrNotExist) {
 		if _, err2 := os.Stat(dir); errors.Is(err2, fs.ErrNotExist) {
 			return nil, fmt.Errorf("load model %s: %w", dir, ErrNoModel)
@@ -59,6 +59,11 @@ func load(dir string) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
 	vocab, err := loadVocab(filepath.Join(dir, fileVocab))
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
@@ -144,10 +149,17 @@ func readOptionalJSON(path string, v any) error {
 
 func (m *model) Info() Info { return m.info }
 
+// Close waits for running Embed calls (they hold mu shared) before it
+// releases the weights, which may be a mapping that must not be touched
+// once unmapped.
 func (m *model) Close() error {
 	m.mu.Lock()
+	w := m.weights
 	m.weights = nil
 	m.mu.Unlock()
+	if w != nil {
+		w.close()
+	}
 	return nil
 }
 

@@ -126,3 +126,148 @@ geluloop:
 geludone:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(x *float32, n int) float32
+// max(x[0:n]) for n a positive multiple of 8.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	ADDQ    $32, SI
+	SHRQ    $3, CX
+	DECQ    CX
+	JZ      maxreduce
+
+maxloop:
+	VMAXPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	DECQ   CX
+	JNZ    maxloop
+
+maxreduce:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(x *float32, n int, scale, shift float32) float32
+// x[i] = exp(x[i]*scale - shift) for i < n, n a multiple of 8; returns Σ x[i].
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS scale+16(FP), Y6
+	VBROADCASTSS shift+20(FP), Y7
+	LOADEXPCONST
+	VXORPS       Y5, Y5, Y5
+	SHRQ         $3, CX
+	JZ           expsumdone
+
+expsumloop:
+	VMOVUPS (SI), Y0
+	VMULPS  Y6, Y0, Y0
+	VSUBPS  Y7, Y0, Y0
+	EXP8(Y0)
+	VMOVUPS Y0, (SI)
+	VADDPS  Y0, Y5, Y5
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     expsumloop
+
+expsumdone:
+	VEXTRACTF128 $1, Y5, X1
+	VADDPS       X1, X5, X5
+	VPERMILPS    $0x4e, X5, X1
+	VADDPS       X1, X5, X5
+	VPERMILPS    $0xb1, X5, X1
+	VADDPS       X1, X5, X5
+	VMOVSS       X5, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func addNormAVX2(x, t, gamma, beta *float32, h int, invH, eps float32, add bool)
+// One row: x += t (when add), then x = (x - mean)/√(var + eps)·g + b, with
+// h a positive multiple of 8.
+TEXT ·addNormAVX2(SB), NOSPLIT, $0-49
+	MOVQ    x+0(FP), SI
+	MOVQ    t+8(FP), DI
+	MOVQ    gamma+16(FP), R8
+	MOVQ    beta+24(FP), R9
+	MOVQ    h+32(FP), CX
+	MOVBLZX add+48(FP), R10
+	SHRQ    $3, CX
+	VXORPS  Y0, Y0, Y0
+	MOVQ    SI, AX
+	MOVQ    CX, DX
+
+	// Pass 1: residual add and sum.
+normsum:
+	VMOVUPS (AX), Y1
+	TESTQ   R10, R10
+	JZ      normnoadd
+	VADDPS  (DI), Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $32, DI
+
+normnoadd:
+	VADDPS Y1, Y0, Y0
+	ADDQ   $32, AX
+	DECQ   DX
+	JNZ    normsum
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       invH+40(FP), X7
+	VMULSS       X7, X0, X0
+	VBROADCASTSS X0, Y2          // mean
+
+	// Pass 2: variance.
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, AX
+	MOVQ   CX, DX
+
+normvar:
+	VMOVUPS     (AX), Y1
+	VSUBPS      Y2, Y1, Y1
+	VFMADD231PS Y1, Y1, Y0
+	ADDQ        $32, AX
+	DECQ        DX
+	JNZ         normvar
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMULSS       X7, X0, X0
+	VADDSS       eps+44(FP), X0, X0
+	VSQRTSS      X0, X0, X0
+	VBROADCASTSS vconst<>+12(SB), X1
+	VDIVSS       X0, X1, X0
+	VBROADCASTSS X0, Y3          // 1/√(var+eps)
+
+	// Pass 3: normalise, scale, shift.
+normout:
+	VMOVUPS     (SI), Y1
+	VSUBPS      Y2, Y1, Y1
+	VMULPS      Y3, Y1, Y1
+	VMOVUPS     (R9), Y4
+	VFMADD132PS (R8), Y4, Y1
+	VMOVUPS     Y1, (SI)
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	DECQ        CX
+	JNZ         normout
+
+	VZEROUPPER
+	RET

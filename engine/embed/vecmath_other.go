@@ -13,3 +13,7 @@ func geluSlice(x []float32) {
 		x[i] = geluErf(z)
 	}
 }
+
+func softmaxExp(x []float32, scale float32) float32 { return softmaxExpGo(x, scale) }
+
+func addLayerNorm(x, t []float32, h int, n normWeights) { addLayerNormGo(x, t, h, n) }

@@ -22,6 +22,17 @@ type bertWeights struct {
 	// is the exact erf form; cybertron computes tanh for it, which changes the
 	// last digits of a vector. Tests set it to compare with cybertron exactly.
 	geluTanh bool
+	// release unmaps the weights when they are a mapped cache file (nil
+	// when they live on the Go heap); see close.
+	release func()
+}
+
+// close releases mapped weights; w must not be used after it.
+func (w *bertWeights) close() {
+	if w.release != nil {
+		w.release()
+		w.release = nil
+	}
 }
 
 type normWeights struct {

@@ -127,8 +127,13 @@ func writeWeightsCache(dir string, w *bertWeights) error {
 
 var errStaleCache = errors.New("weights cache does not match the checkpoint")
 
-// readWeightsCache loads the cache into one float32 array. It returns
-// errStaleCache (or another error) when the cache cannot be used.
+// readWeightsCache loads the cache as one float32 array: the file mapped
+// read-only where the platform can (unix), else read into memory. Mapped,
+// the weights are page cache rather than Go heap: they cost no GC work, and
+// the heap's next GC target (twice the live heap by default) no longer
+// counts 90 MB of weights, which kept ~90 MB more garbage resident while
+// embedding. It returns errStaleCache (or another error) when the cache
+// cannot be used.
 func readWeightsCache(dir string) (*bertWeights, error) {
 	if !littleEndian() {
 		return nil, errStaleCache
@@ -186,14 +191,23 @@ func readWeightsCache(dir string) (*bertWeights, error) {
 		}
 		total += hdr[pos+i]
 	}
-	if st, err := f.Stat(); err != nil || total*4 > st.Size() {
+	dataOff := 8 + 8*n + 4 // header length, header, CRC: a multiple of 4
+	st, err := f.Stat()
+	if err != nil || total <= 0 || total*4 > st.Size()-dataOff {
 		return nil, errStaleCache
 	}
-	all := make([]float32, total)
-	if _, err := io.ReadFull(r, floatBytes(all)); err != nil {
-		return nil, errStaleCache
+	var all []float32
+	if mem, unmap, err := mapFile(f, st.Size()); err == nil {
+		all = unsafe.Slice((*float32)(unsafe.Pointer(&mem[dataOff])), total)
+		w.release = unmap
+	} else {
+		all = make([]float32, total)
+		if _, err := io.ReadFull(r, floatBytes(all)); err != nil {
+			return nil, errStaleCache
+		}
 	}
 	if crc32.Checksum(floatBytes(all), castagnoli) != sum {
+		w.close()
 		return nil, errStaleCache
 	}
 	off := int64(0)

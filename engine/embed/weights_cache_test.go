@@ -69,3 +69,48 @@ func TestWeightsCache(t *testing.T) {
 		t.Fatal("cache of an older checkpoint accepted")
 	}
 }
+
+// A cached model is mapped, not copied onto the heap (unix); Close unmaps it
+// and a later Embed says the embedder is closed instead of touching the
+// unmapped pages. A cache cut short is rejected before it is mapped.
+func TestMappedWeights(t *testing.T) {
+	_, dir := writeModel(t, bertgen.Tiny(22), bertgen.Safetensors)
+	if err := convert(dir); err != nil {
+		t.Fatal(err)
+	}
+	first, err := load(dir) // decodes and writes the cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := first.Embed(context.Background(), []string{"mapped weights"})
+	m, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.weights.release == nil {
+		t.Fatal("weights from the cache are on the heap, want them mapped")
+	}
+	got, err := m.Embed(context.Background(), []string{"mapped weights"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range want[0] {
+		if got[0][j] != want[0][j] {
+			t.Fatalf("mapped weights give other vectors at %d: %v vs %v", j, got[0][j], want[0][j])
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Embed(context.Background(), []string{"after close"}); err != ErrClosed {
+		t.Fatalf("Embed after Close: %v, want ErrClosed", err)
+	}
+	cache := filepath.Join(dir, fileWeightsCache)
+	b, _ := os.ReadFile(cache)
+	if err := os.WriteFile(cache, b[:len(b)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readWeightsCache(dir); err == nil {
+		t.Fatal("a truncated cache was accepted")
+	}
+}

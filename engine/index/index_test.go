@@ -473,3 +473,33 @@ func BenchmarkTitles(b *testing.B) {
 		}
 	})
 }
+
+// A keyset position from another index of a merged listing: TiesNone keeps
+// only strictly older sessions, TiesAll those as old too.
+func TestSessionsKeysetTies(t *testing.T) {
+	ix := testIndex(t)
+	ctx := context.Background()
+	all, err := ix.Sessions(ctx, SessionQuery{AnyLevel: true})
+	if err != nil || len(all) < 2 {
+		t.Fatalf("%d sessions, %v", len(all), err)
+	}
+	u := all[0].Updated
+	for ties, want := range map[Ties]func(SessionRow) bool{
+		TiesNone: func(s SessionRow) bool { return s.Updated < u },
+		TiesAll:  func(s SessionRow) bool { return s.Updated <= u },
+	} {
+		got, err := ix.Sessions(ctx, SessionQuery{AnyLevel: true, AfterUpdated: u, AfterID: all[0].ID, AfterTies: ties})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range all {
+			if want(s) {
+				n++
+			}
+		}
+		if len(got) != n {
+			t.Errorf("ties %d: %d sessions, want %d", ties, len(got), n)
+		}
+	}
+}

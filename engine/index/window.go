@@ -44,11 +44,25 @@ type SessionQuery struct {
 	AnyLevel      bool   // ignore Parent: every session
 	Directory     string
 	After, Before int64 // on updated
-	// Keyset: sessions strictly older than (Updated, ID).
+	// Keyset: sessions after (AfterUpdated, AfterID) in the listing's
+	// order: older, or as old with a greater id. AfterTies changes what
+	// "as old" keeps, for a listing merged with other indexes' (the
+	// engine's shards): TiesNone keeps none, TiesAll every one.
 	AfterUpdated int64
 	AfterID      string
+	AfterTies    Ties
 	Limit        int // 0 = no limit
 }
+
+// Ties says which sessions as old as a keyset position come after it.
+type Ties int
+
+// The keyset tie rules.
+const (
+	TiesByID Ties = iota // those with a greater id (one index's own listing)
+	TiesNone             // none: the position is in an index listed after this one
+	TiesAll              // all: it is in an index listed before this one
+)
 
 // Sessions lists sessions newest first. With a limit it reads only that
 // many rows through the (updated, id) index.
@@ -72,7 +86,14 @@ func (ix *Index) Sessions(ctx context.Context, q SessionQuery) ([]SessionRow, er
 		conds = append(conds, `updated < ?`)
 		args = append(args, q.Before)
 	}
-	if q.AfterID != "" {
+	switch {
+	case q.AfterTies == TiesNone:
+		conds = append(conds, `updated < ?`)
+		args = append(args, q.AfterUpdated)
+	case q.AfterTies == TiesAll:
+		conds = append(conds, `updated <= ?`)
+		args = append(args, q.AfterUpdated)
+	case q.AfterID != "":
 		conds = append(conds, `(updated < ? OR (updated = ? AND id > ?))`)
 		args = append(args, q.AfterUpdated, q.AfterUpdated, q.AfterID)
 	}

@@ -1,4 +1,4 @@
-// Package live keeps one engine's index fresh while a server runs: the
+// Package live keeps one engine's indexes fresh while a server runs: the
 // watcher that polls the history and syncs after it changed, the
 // first-sync gate that early requests wait on, and the background
 // embedding scheduler. It is transport-free: a server subscribes to its
@@ -266,8 +266,10 @@ func (s *Service) Synced(res engine.SyncResult) {
 	}
 }
 
-// watch keeps the index fresh: a first sync at start (waiting for another
-// process's writer lock), then a stat poll of the history's files. A
+// watch keeps the indexes fresh: a first sync at start (waiting for another
+// process's writer lock), then a stat poll of every source's files (the
+// engine's fingerprint joins them; a sync of the sources that did not
+// change costs two stats each). A
 // change syncs once the files have stopped changing for one poll (OpenCode
 // writes a turn in bursts), or after MaxLag of continuous changes at the
 // latest.

@@ -431,3 +431,37 @@ func TestEmbeddingScheduler(t *testing.T) {
 		t.Errorf("%d embedding runs, want 2: the first, and one more for the three syncs during it", runs-1)
 	}
 }
+
+// The watcher watches every source: a change in the second one is synced,
+// and only that source re-reads anything.
+func TestWatcherSyncsEachSource(t *testing.T) {
+	first, second := copyFixture(t), copyFixture(t)
+	dir := t.TempDir()
+	eng, err := engine.Open(context.Background(), engine.Options{
+		Sources: []engine.SourceSpec{{Name: "one", Path: first}, {Name: "two", Path: second}},
+		Getenv: func(k string) string {
+			if k == "XDG_DATA_HOME" || k == "HOME" {
+				return dir
+			}
+			return ""
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	s := start(t, eng, Config{Poll: 50 * time.Millisecond})
+	ev := subscribe(s)
+	if err := s.WaitUntilReady(context.Background(), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sql.Open("sqlite", second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	setTitle(t, w, "Renamed in the second source")
+	got := ev.waitSync(t, 10*time.Second, func(r engine.SyncResult) bool { return r.Updated == 1 })
+	if len(got.Sources) != 2 || got.Sources[0].Updated != 0 || got.Sources[1].Updated != 1 || !got.Sources[0].Idle {
+		t.Errorf("the change's sync: %+v", got.Sources)
+	}
+}

@@ -21,6 +21,8 @@ const (
 // HoverPreview is what a hover on one OpenCode id shows: its session and,
 // for a message or part id, the message (the hovered part first).
 type HoverPreview struct {
+	// Source names the history the session is in ("" for none).
+	Source                                   string
 	SessionID, Title, Directory, FirstPrompt string
 	Messages                                 int    // in the session
 	Time                                     string // RFC 3339: the message's, else the session's last activity
@@ -38,8 +40,11 @@ func HoverMarkdown(p HoverPreview) string {
 	if title == "" {
 		title = p.SessionID
 	}
-	fmt.Fprintf(&b, "**%s**  \n`%s` · %s · %s · %d messages\n\n", MarkdownEscape(title), p.SessionID,
-		MarkdownEscape(p.Directory), zoned(p.Time), p.Messages)
+	fmt.Fprintf(&b, "**%s**  \n`%s`", MarkdownEscape(title), p.SessionID)
+	if p.Source != "" {
+		fmt.Fprintf(&b, " · source %s", MarkdownEscape(p.Source))
+	}
+	fmt.Fprintf(&b, " · %s · %s · %d messages\n\n", MarkdownEscape(p.Directory), zoned(p.Time), p.Messages)
 	if p.FirstPrompt != "" {
 		fmt.Fprintf(&b, "> %s\n\n", MarkdownEscape(ClipLine(p.FirstPrompt, hoverPrompt)))
 	}

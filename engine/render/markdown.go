@@ -12,7 +12,11 @@ import (
 func Markdown(w Window) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", oneLine(w.Title))
-	fmt.Fprintf(&b, "`%s` · %s · messages %d–%d of %d\n\n", w.SessionID, w.Directory, w.First+1, w.Last+1, w.Total)
+	fmt.Fprintf(&b, "`%s`", w.SessionID)
+	if w.Source != "" {
+		fmt.Fprintf(&b, " · source %s", w.Source)
+	}
+	fmt.Fprintf(&b, " · %s · messages %d–%d of %d\n\n", w.Directory, w.First+1, w.Last+1, w.Total)
 	for _, m := range w.Messages {
 		fmt.Fprintf(&b, "## %d. %s · %s\n\n", m.Ord+1, m.Role, stamp(m.Created))
 		for _, p := range m.Parts {

@@ -23,6 +23,8 @@ const (
 
 // Window is what a read shows.
 type Window struct {
+	// Source names the history the session is in ("" for none).
+	Source    string
 	SessionID string
 	Title     string
 	Directory string
@@ -97,7 +99,11 @@ func stamp(ms int64) string {
 func ChatML(w Window) string {
 	var b strings.Builder
 	b.WriteString("<|im_start|>system\n")
-	fmt.Fprintf(&b, `<session id="%s" title="%s" directory="%s"`, Attr(w.SessionID), Attr(w.Title), Attr(w.Directory))
+	fmt.Fprintf(&b, `<session id="%s"`, Attr(w.SessionID))
+	if w.Source != "" {
+		fmt.Fprintf(&b, ` source="%s"`, Attr(w.Source))
+	}
+	fmt.Fprintf(&b, ` title="%s" directory="%s"`, Attr(w.Title), Attr(w.Directory))
 	if w.ParentID != "" {
 		fmt.Fprintf(&b, ` parent="%s"`, Attr(w.ParentID))
 	}

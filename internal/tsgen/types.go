@@ -83,7 +83,13 @@ var (
 // themselves: a MarshalJSON may write anything, and an UnmarshalJSON may
 // accept more than its struct (a string or a list, say), so such a type
 // needs its TypeScript said here, by hand, next to a comment on why.
-var overrides = map[reflect.Type]string{}
+var overrides = map[reflect.Type]string{
+	// SourceList takes one source name, a comma list, or a list of names.
+	reflect.TypeFor[commands.SourceList](): "string | string[]",
+	// DBOption takes one path ("NAME=PATH" names it), or a list of paths and
+	// {name, path, index} objects.
+	reflect.TypeFor[commands.DBOption](): "string | Array<string | { name?: string; path: string; index?: string }>",
+}
 
 // special is the TypeScript of a type that encodes itself ("" for one
 // that encoding/json walks), or an error for one this generator cannot

@@ -38,8 +38,9 @@ const (
 	// helloWait bounds the socket handshake: a daemon that accepts but
 	// does not answer is hung, and the forwarder serves in-process.
 	helloWait = 5 * time.Second
-	// protocolVersion changes when the handshake does.
-	protocolVersion = 1
+	// protocolVersion changes when the handshake does (2: Resolved lists
+	// every source).
+	protocolVersion = 2
 )
 
 // Hello is the forwarder's first line on the socket: what the client's
@@ -58,10 +59,18 @@ type reply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Key names the daemon of a history+index (and a recall version: a newer
-// binary never talks to an older daemon).
+// Key names the daemon of a set of histories and their indexes (and a
+// recall version: a newer binary never talks to an older daemon). One
+// history's key is what it was before there could be several.
 func Key(r engine.Resolved) string {
-	sum := sha256.Sum256([]byte(r.Source + "\x00" + r.Index + "\x00" + commands.Version))
+	text := r.Source + "\x00" + r.Index
+	if len(r.Sources) > 1 {
+		text = ""
+		for _, s := range r.Sources {
+			text += s.Name + "\x00" + s.Path + "\x00" + s.Index + "\x00"
+		}
+	}
+	sum := sha256.Sum256([]byte(text + "\x00" + commands.Version))
 	return hex.EncodeToString(sum[:8])
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/recallhq/recall/commands"
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/lsp/frame"
 )
@@ -24,8 +25,9 @@ import (
 type Forwarder struct {
 	// DB, Index and NoRedact are the flags of `recall lsp`;
 	// initializationOptions.db and .index override the first two.
-	DB, Index string
-	NoRedact  bool
+	DB       []string
+	Index    string
+	NoRedact bool
 	// Spawn starts the daemon for a socket (logging to logFile).
 	Spawn  func(sock, logFile string) error
 	Getenv func(string) string
@@ -70,16 +72,24 @@ func (f *Forwarder) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 	// server says so too); anything else that is not an object is for the
 	// server to refuse, in its own words.
 	var opts struct {
-		DB    string `json:"db"`
-		Index string `json:"index"`
+		DB    commands.DBOption `json:"db"`
+		Index string            `json:"index"`
 	}
 	if raw := bytes.TrimSpace(first.Params.InitializationOptions); len(raw) > 0 && raw[0] == '{' {
 		if json.Unmarshal(raw, &opts) != nil {
 			return fallback(errors.New("initializationOptions is not a valid object"))
 		}
 	}
-	res, err := engine.Resolve(engine.Options{DBPath: absOrEmpty(cmp.Or(opts.DB, f.DB)),
-		IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
+	specs := []engine.SourceSpec(opts.DB)
+	if len(specs) == 0 {
+		if specs, err = commands.SourceSpecs(f.DB); err != nil {
+			return fallback(err)
+		}
+	}
+	for i := range specs {
+		specs[i].Path, specs[i].Index = absOrEmpty(specs[i].Path), absOrEmpty(specs[i].Index)
+	}
+	res, err := engine.Resolve(engine.Options{Sources: specs, IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
 	if err != nil {
 		return fallback(err) // the in-process server fails initialize with the clear message
 	}

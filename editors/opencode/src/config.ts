@@ -10,8 +10,13 @@ import type { InitOptions } from "./protocol.gen.js"
 export interface RecallOptions {
   /** The recall binary (else RECALL_BIN, else `recall` on PATH). */
   bin?: string
-  /** OpenCode's database (else RECALL_DB, OPENCODE_DB, else OpenCode's own default). */
-  db?: string
+  /**
+   * OpenCode's database (else RECALL_DB, OPENCODE_DB, else OpenCode's own
+   * default), or a list of histories searched as one: paths, or "NAME=PATH"
+   * to name one (["~/.local/share/opencode/opencode.db",
+   * "desktop=~/sync/desktop/opencode.db"]). A leading ~/ is the home dir.
+   */
+  db?: string | string[]
   /** Recall's index file (else RECALL_INDEX, else the server's default under $XDG_DATA_HOME/recall/index/). */
   index?: string
   /** Budget of one tool call to the server, in ms (else RECALL_TIMEOUT_MS, else 20000). */
@@ -34,6 +39,18 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined
 }
 
+/** The db option: one path, or a list of them (NAME=PATH entries kept), ~/ expanded. */
+function histories(v: unknown, env: Env): string | string[] | undefined {
+  const home = str(env.HOME) ?? os.homedir()
+  const expand = (s: string) => s.replace(/^([a-z0-9-]+=)?~\//, (_m, name: string | undefined) => `${name ?? ""}${home}/`)
+  if (Array.isArray(v)) {
+    const list = v.map(str).filter((s): s is string => s !== undefined).map(expand)
+    return list.length ? list : undefined
+  }
+  const one = str(v)
+  return one === undefined ? undefined : expand(one)
+}
+
 /**
  * OpenCode keeps its history in $XDG_DATA_HOME/opencode/opencode.db
  * (~/.local/share/opencode/opencode.db). The plugin names that file itself
@@ -52,7 +69,7 @@ export function resolveConfig(options: Record<string, unknown> | undefined, env:
   const args = ["lsp"]
   if (logFile) args.push("--log-file", logFile)
   const initOptions: InitOptions = {
-    db: str(o.db) ?? str(env.RECALL_DB) ?? str(env.OPENCODE_DB) ?? defaultDatabase(env),
+    db: histories(o.db, env) ?? str(env.RECALL_DB) ?? str(env.OPENCODE_DB) ?? defaultDatabase(env),
   }
   const index = str(o.index) ?? str(env.RECALL_INDEX)
   if (index) initOptions.index = index

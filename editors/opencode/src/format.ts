@@ -53,9 +53,11 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
       `${hits.length} hit${hits.length === 1 ? "" : "s"} for ${what}${tail}. ` +
         `Read one with history_read {"hit": N} (or pass its cursor).`,
     )
+    const several = new Set(hits.map((h) => h.source)).size > 1
     hits.forEach((h, i) => {
       out.push("")
-      out.push(`[${i + 1}] ${h.title || "(untitled)"} · ${shortTime(h.time)} · ${hitLabel(h)}`)
+      const from = several && h.source ? ` · from ${h.source}` : ""
+      out.push(`[${i + 1}] ${h.title || "(untitled)"} · ${shortTime(h.time)} · ${hitLabel(h)}${from}`)
       if (h.directory && h.directory !== view.cwd) out.push(`    dir: ${h.directory}`)
       out.push(`    ${oneLine(h.snippet, SnippetChars)}`)
       out.push(`    cursor: ${h.cursor}`)
@@ -102,10 +104,12 @@ export function formatSessions(res: SessionsResult, sessions: SessionInfo[], vie
     `${sessions.length} session${sessions.length === 1 ? "" : "s"}, newest first${hidden}. ` +
       `Read one with history_read {"hit": N, "mode": "head"} (or "tail", or pass its cursor).`,
   )
+  const several = new Set(sessions.map((s) => s.source)).size > 1
   sessions.forEach((s, i) => {
     out.push("")
     const counts = `${s.messages} msgs, ${s.toolCalls} tool calls`
-    out.push(`[${i + 1}] ${s.title || "(untitled)"} · ${shortTime(s.updated)} · ${counts} · ${s.id}`)
+    const from = several && s.source ? ` · from ${s.source}` : ""
+    out.push(`[${i + 1}] ${s.title || "(untitled)"} · ${shortTime(s.updated)} · ${counts} · ${s.id}${from}`)
     if (s.directory && s.directory !== view.cwd) out.push(`    dir: ${s.directory}`)
     if (s.parentId) out.push(`    subagent session of ${s.parentId}`)
     const kids = s.children ?? []

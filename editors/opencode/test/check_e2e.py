@@ -74,6 +74,11 @@ check(p["status"] == "completed" and "Investigate nightly worker failure" in p["
       and "Recall the worker quota error" not in p["output"],
       "history_sessions lists the earlier session and leaves out the current one", p)
 
+p = nth(RECALL, "history_search", 3)
+check(p["status"] == "completed" and "from local" in p["output"] and "from archive" in p["output"]
+      and "Investigate nightly worker failure" in p["output"] and "Explain the eviction policy (v2 engine)" in p["output"],
+      "with two histories configured, one search finds a fact of each and names both sources", p)
+
 p = nth(LATER, "history_search", 1)
 check(p["status"] == "completed" and "Recall the worker quota error" in p["output"],
       "a later session finds that phrase in the earlier session", p)

@@ -15,7 +15,9 @@
 #    history_search, history_read {hit: 1}, searches for a phrase of its own
 #    prompt (from itself and from a subagent: both must come back empty) and
 #    history_sessions; session "later" finds "recall" by that phrase and gets
-#    clear errors for a bad hit and a bad cursor.
+#    clear errors for a bad hit and a bad cursor. The plugin is configured
+#    with two histories (OpenCode's own, and testdata/opencode/v2 as
+#    "archive"): a search for a fact of each names both sources.
 # 5. assertions on the tool parts OpenCode recorded (sqlite3 on its opencode.db),
 #    no `recall lsp` left running, and test/out/transcript.txt.
 #
@@ -111,7 +113,10 @@ cp -r "$OCGEN_SRC" "$WORK/ocgen" || { echo "copying $OCGEN_SRC failed" >&2; exit
 chmod -R u+w "$WORK/ocgen"
 ROOT=/tmp/ocgen/$(basename "$WORK")
 LOG=$WORK/recall.log
-sed -e "s#@ROOT@#$ROOT#" -e "s#@PLUGIN@#$PLUGIN_JS#" -e "s#@RECALL_BIN@#$RECALL_BIN#" -e "s#@LOG@#$LOG#" \
+# The second history: a copy of the committed v2 fixture (Recall only reads it).
+ARCHIVE=$WORK/archive/opencode.db
+mkdir -p "$(dirname "$ARCHIVE")" && cp "$REPO/testdata/opencode/v2/opencode.db" "$ARCHIVE"
+sed -e "s#@ROOT@#$ROOT#g" -e "s#@PLUGIN@#$PLUGIN_JS#" -e "s#@RECALL_BIN@#$RECALL_BIN#" -e "s#@LOG@#$LOG#" -e "s#@ARCHIVE@#$ARCHIVE#" \
   "$HERE/scenario.json" >"$WORK/scenario.json"
 OUT=$WORK/out
 set +e

@@ -185,17 +185,22 @@ export interface FilesParams {
   path: string;
   /** sessions to list (default 20, max 200) */
   limit?: number;
+  /** only this source (repeat, or a comma list; default: every source) */
+  source?: string | string[];
 }
 
 /** commands.ForgetParams (in params). */
 export interface ForgetParams {
   /** the session id (ses_...) to drop from the index, with its subagents */
   session: string;
+  /** the source that holds it (needed when several do) */
+  source?: string | string[];
 }
 
 /** engine.ForgetResult (in a result). */
 export interface ForgetResult {
   forgotten: string[] | null;
+  source: string;
 }
 
 /** engine.Freshness (in a result). */
@@ -209,6 +214,8 @@ export interface Freshness {
 /** engine.Hit (in a result). */
 export interface Hit {
   cursor: string;
+  source: string;
+  uri: string;
   sessionId: string;
   messageId: string;
   partId: string;
@@ -226,7 +233,7 @@ export interface Hit {
 
 /** lsp.InitOptions (in params). */
 export interface InitOptions {
-  db?: string;
+  db?: string | Array<string | { name?: string; path: string; index?: string }>;
   index?: string;
   excludeSession?: string;
   watch?: boolean;
@@ -292,7 +299,7 @@ export interface Range {
 
 /** commands.ReadParams (in params). */
 export interface ReadParams {
-  /** a cursor from search, sessions or a previous read */
+  /** a cursor from search, sessions or a previous read, or a ses_/msg_/prt_ id */
   cursor: string;
   /** which window (default around a hit) */
   mode?: ReadMode;
@@ -300,6 +307,8 @@ export interface ReadParams {
   limit?: number;
   /** how to print it (default chatml) */
   format?: ReadFormat;
+  /** with an id: the source that holds it (default: the first that does) */
+  source?: string | string[];
 }
 
 /** engine.ReadResult (in a result). */
@@ -342,6 +351,8 @@ export interface SearchParams {
   group?: Group;
   /** say why each hit ranked where it did */
   explain?: boolean;
+  /** only this source (repeat, or a comma list; default: every source) */
+  source?: string | string[];
 }
 
 /** engine.SearchResult (in a result). */
@@ -385,12 +396,15 @@ export interface SessionInfo {
   firstPrompt?: string;
   children: SessionRef[] | null;
   cursor: string;
+  source: string;
+  uri: string;
 }
 
 /** engine.SessionRef (in a result). */
 export interface SessionRef {
   id: string;
   title: string;
+  source: string;
 }
 
 /** commands.SessionsParams (in params). */
@@ -409,12 +423,48 @@ export interface SessionsParams {
   limit?: number;
   /** the next field of a previous page */
   cursor?: string;
+  /** only this source (repeat, or a comma list; default: every source) */
+  source?: string | string[];
 }
 
 /** engine.SessionsResult (in a result). */
 export interface SessionsResult {
   sessions: SessionInfo[] | null;
   next?: string;
+}
+
+/** engine.SourceStatus (in a result). */
+export interface SourceStatus {
+  name: string;
+  path: string;
+  demo?: boolean;
+  eras: string[] | null;
+  index: string;
+  indexBytes: number;
+  sessions: number;
+  messages: number;
+  parts: number;
+  documents: number;
+  freshness: Freshness;
+  error?: string;
+}
+
+/** engine.SourceSync (in a result). */
+export interface SourceSync {
+  source: string;
+  idle: boolean;
+  added: number;
+  updated: number;
+  deleted: number;
+  parts: number;
+  skipped: number;
+  busy?: boolean;
+  locked?: boolean;
+  indexAsOf?: string;
+  replaced?: boolean;
+  missing?: boolean;
+  error?: string;
+  tookMs: number;
 }
 
 /** engine.Status (in a result). */
@@ -431,10 +481,14 @@ export interface Status {
   freshness: Freshness;
   schemaVersion: number;
   semantic: SemanticStatus;
+  sources: SourceStatus[] | null;
 }
 
 /** commands.StatusParams (in params). */
-export type StatusParams = Record<string, never>;
+export interface StatusParams {
+  /** only this source (repeat, or a comma list; default: every source) */
+  source?: string | string[];
+}
 
 /** commands.SyncParams (in params). */
 export interface SyncParams {
@@ -460,6 +514,7 @@ export interface SyncResult {
   notices?: string[];
   tookMs: number;
   embed?: EmbedResult;
+  sources?: SourceSync[];
 }
 
 /** lsp.transcriptParams (in params). */

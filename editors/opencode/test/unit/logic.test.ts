@@ -22,6 +22,8 @@ const ctx = { sessionID: "ses_current", directory: "/home/u/proj" }
 function hit(n: number, extra: Partial<Hit> = {}): Hit {
   return {
     cursor: `rc1.cursor${n}`,
+    source: "local",
+    uri: `recall:/session/ses_${n}?source=local`,
     sessionId: `ses_${n}`,
     messageId: `msg_${n}`,
     partId: `prt_${n}`,
@@ -55,6 +57,8 @@ function session(id: string, extra: Partial<SessionInfo> = {}): SessionInfo {
     toolCalls: 1,
     children: [],
     cursor: `rc1.${id}`,
+    source: "local",
+    uri: `recall:/session/${id}?source=local`,
     ...extra,
   }
 }
@@ -131,7 +135,7 @@ describe("HitMemory and readParams", () => {
 describe("family exclusion", () => {
   it("withoutFamily drops the session, its parent and its subagents", () => {
     const list = [
-      session("ses_root", { children: [{ id: "ses_kid", title: "k" }] }),
+      session("ses_root", { children: [{ id: "ses_kid", source: "local", title: "k" }] }),
       session("ses_kid", { parentId: "ses_root" }),
       session("ses_other"),
     ]
@@ -159,6 +163,15 @@ describe("family exclusion", () => {
 })
 
 describe("formatting", () => {
+  it("names each hit's and session's source when they come from several", () => {
+    const mixed = formatSearch(searchResult({ hits: [hit(1, { source: "local" }), hit(2, { source: "desktop" })] }), { query: "q", cwd: "/home/u/proj" })
+    assert.match(mixed, /\[1\] Session 1 · .* · from local\n/)
+    assert.match(mixed, /\[2\] Session 2 · .* · from desktop\n/)
+    const one = formatSearch(searchResult({ hits: [hit(1, { source: "local" }), hit(2, { source: "local" })] }), { query: "q", cwd: "/home/u/proj" })
+    assert.doesNotMatch(one, /from local/)
+    const list = [session("ses_a", { source: "local" }), session("ses_b", { source: "desktop" })]
+    assert.match(formatSessions({ sessions: list }, list, {}), /ses_b · from desktop/)
+  })
   it("search: numbered anchors with title, time, kind, one-line snippet, cursor", () => {
     const text = formatSearch(searchResult({ hits: [hit(1), hit(2, { directory: "/elsewhere", tool: "", kind: "text", role: "user" })] }), { query: "quota", cwd: "/home/u/proj", excluded: true })
     const lines = text.split("\n")
@@ -187,7 +200,7 @@ describe("formatting", () => {
     assert.equal(lagging(undefined, now), false)
   })
   it("sessions: counts, subagents, first prompt, next page", () => {
-    const s = session("ses_1", { firstPrompt: "fix   the\nworker", children: [{ id: "ses_k", title: "Audit (@explore subagent)" }] })
+    const s = session("ses_1", { firstPrompt: "fix   the\nworker", children: [{ id: "ses_k", source: "local", title: "Audit (@explore subagent)" }] })
     const text = formatSessions({ sessions: [s], next: "rp1.n" }, [s], { cwd: "/d", hidden: 1 })
     assert.match(text, /^1 session, newest first \(this session left out\)\./)
     assert.match(text, /\[1\] T ses_1 · 2026-11-29 10:00Z · 3 msgs, 1 tool calls · ses_1\n    subagents: Audit \(@explore subagent\)\n    prompt: fix the worker\n    cursor: rc1.ses_1/)
@@ -220,6 +233,11 @@ describe("config", () => {
     assert.equal(cfg.command, "recall")
     assert.equal(cfg.initOptions.db, "/xdg/opencode/opencode.db")
     assert.equal(defaultDatabase({ HOME: "/home/u" }), "/home/u/.local/share/opencode/opencode.db")
+  })
+  it("db may list several histories: paths or NAME=PATH, ~/ expanded", () => {
+    const cfg = resolveConfig({ db: ["~/.local/share/opencode/opencode.db", " desktop=~/sync/desktop/opencode.db ", ""] }, { HOME: "/home/u", RECALL_DB: "/env.db" })
+    assert.deepEqual(cfg.initOptions.db, ["/home/u/.local/share/opencode/opencode.db", "desktop=/home/u/sync/desktop/opencode.db"])
+    assert.equal(resolveConfig({ db: [] }, { RECALL_DB: "/env.db" }).initOptions.db, "/env.db")
   })
 })
 

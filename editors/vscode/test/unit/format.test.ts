@@ -83,6 +83,8 @@ describe('oneLine / escapeIcons / plural', () => {
 
 const hit: Hit = {
   cursor: 'rc1.abc.def',
+  source: 'local',
+  uri: 'recall:/session/ses_1?source=local',
   sessionId: 'ses_1',
   messageId: 'msg_1',
   partId: 'prt_1',
@@ -124,8 +126,10 @@ describe('sessionItem', () => {
     turns: 1,
     toolCalls: 1,
     firstPrompt: 'Audit\nthe currency code',
-    children: [{ id: 'ses_3', title: 'sub' }],
+    children: [{ id: 'ses_3', source: 'local', title: 'sub' }],
     cursor: 'rc1.x.y',
+    source: 'local',
+    uri: 'recall:/session/ses_2?source=local',
   };
   it('shows counts, subagents and the first prompt', () => {
     assert.deepEqual(sessionItem(s, NOW, '/home/ann'), {
