@@ -47,6 +47,11 @@ function check(cond, msg) {
   return false;
 }
 
+/** A title as a tab may spell it: its words, separated by spaces or hyphens, any case. */
+function titleText(title) {
+  return new RegExp(title.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s-]+'), 'i');
+}
+
 const ROWS = '.quick-input-widget .quick-input-list .monaco-list-row';
 
 /** Opens the command palette, types the command and runs it; returns when Enter was pressed (ms since epoch). */
@@ -148,7 +153,9 @@ async function expectTranscript(page, name, title, sessionId, want, body) {
   await body();
   const tab = page.locator('.tabs-container .tab.active').first();
   try {
-    await page.locator('.tabs-container .tab.active', { hasText: title }).first().waitFor({ timeout: 30000 });
+    // The server names a session's document by its title, as a slug
+    // ("investigate-nightly-worker-failure.md"); either spelling is the title.
+    await page.locator('.tabs-container .tab.active', { hasText: titleText(title) }).first().waitFor({ timeout: 30000 });
   } catch {
     // Report what the tab says instead (the session id, before the fix).
     const shown = (await tab.innerText().catch(() => '?')).trim();
