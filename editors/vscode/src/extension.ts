@@ -3,6 +3,7 @@
 // come straight from the server; this file only wires VS Code to it.
 
 import { loadStartedAt } from './clock'; // first: it notes when loading began
+import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
@@ -14,8 +15,10 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
+import { BLAME_METHOD, blameMarks, blameRanges, blameSummary, BlameMark, BlameRange, markAt, pitfallsBySession } from './blame';
 import { RESTART_KEYS, ServerLaunch, serverLaunch } from './config';
 import { LatestRunner } from './debounce';
+import { findMatches, nextMatch, queryTerms } from './find';
 import { distinctHits, fileSessionsTitle, hitItem, oneLine, plural, sessionItem } from './format';
 import { OPEN_URI_COMMAND, rewriteRecallLinks } from './links';
 import {
@@ -35,6 +38,7 @@ import {
   locateCursorRequest,
   locateMessageRequest,
   locateSessionRequest,
+  messageIdsRequest,
   Req,
   reindexRequest,
   searchRequest,
@@ -42,7 +46,8 @@ import {
   transcriptRequest,
 } from './requests';
 import { describeServer, notFoundMessage, resolveServer, ServerSource, vsixTarget } from './server';
-import { classifyInput, isSessionId, messageLine, SCHEME, SessionTarget, sessionUri } from './uri';
+import { CiteSource, citationOf, commandLine, Resume, resumeOf } from './resume';
+import { classifyInput, isSessionId, messageIndexAt, messageLine, SCHEME, SessionTarget, sessionUri } from './uri';
 
 /** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
 const SEARCH_DEBOUNCE_MS = 150;
@@ -65,6 +70,12 @@ const ExtensionCommands = {
   showLog: 'recall.showLog',
   fileSessions: ClientCommands.showFileSessions,
   openUri: OPEN_URI_COMMAND,
+  blame: 'recall.blameFile',
+  openBlame: 'recall.openBlameRange',
+  resume: 'recall.resumeSession',
+  cite: 'recall.copyCitation',
+  findNext: 'recall.findNextInTranscript',
+  findPrevious: 'recall.findPreviousInTranscript',
 } as const;
 
 /** The buttons of the start-failure notification. */
@@ -116,6 +127,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(ExtensionCommands.showLog, () => (startFailure ? showStartFailure(true) : output.show(true))),
     vscode.commands.registerCommand(ExtensionCommands.fileSessions, (arg?: unknown) => run(() => showFileSessions(arg))),
     vscode.commands.registerCommand(ExtensionCommands.openUri, (arg?: unknown) => run(() => openTranscriptCommand(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.blame, () => runFor(blameFile)),
+    vscode.commands.registerCommand(ExtensionCommands.openBlame, (arg?: unknown) => run(() => openBlameRange(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.resume, (arg?: unknown) => runFor(() => resumeSession(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.cite, (arg?: unknown) => runFor(() => copyCitation(arg))),
+    vscode.commands.registerCommand(ExtensionCommands.findNext, () => runFor(() => findInTranscript(true))),
+    vscode.commands.registerCommand(ExtensionCommands.findPrevious, () => runFor(() => findInTranscript(false))),
+    vscode.window.onDidChangeVisibleTextEditors((editors) => {
+      for (const ed of editors) redecorate(ed);
+    }),
+    vscode.workspace.onDidCloseTextDocument((doc) => {
+      blames.delete(doc.uri.toString());
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void run(restartClient);
     }),
@@ -373,17 +396,23 @@ async function restartClient(): Promise<void> {
  * failure again, so a command never does nothing visible.
  */
 async function run(body: () => Promise<void>): Promise<void> {
+  await runFor(body);
+}
+
+/** run for a command with a result (what executeCommand returns to a caller); undefined when it failed. */
+async function runFor<T>(body: () => Promise<T>): Promise<T | undefined> {
   try {
-    await body();
+    return await body();
   } catch (err) {
-    if (isCancelled(err)) return;
+    if (isCancelled(err)) return undefined;
     if (err instanceof ServerUnavailable) {
       showStartFailure(false);
-      return;
+      return undefined;
     }
     const msg = err instanceof Error ? err.message : String(err);
     output.appendLine(`error: ${msg}`);
     void vscode.window.showErrorMessage(`Recall: ${msg}`);
+    return undefined;
   }
 }
 
@@ -437,6 +466,7 @@ class TranscriptProvider implements vscode.TextDocumentContentProvider {
     // restored from an earlier window has only its encoded form, which the
     // server reads too.
     const res = await request(transcriptRequest(this.wire.get(uri.toString()) ?? uri.toString()), token);
+    if (res.session?.id) docSessions.set(uri.toString(), res.session);
     return res.text;
   }
 
@@ -452,18 +482,22 @@ class TranscriptProvider implements vscode.TextDocumentContentProvider {
  * session's, see sessionUri) as markdown; revealIndex scrolls to that
  * message.
  */
-async function openDocument(serverUri: string, revealIndex?: number): Promise<void> {
-  let doc = await vscode.workspace.openTextDocument(transcripts.uri(serverUri));
+async function openDocument(serverUri: string, revealIndex?: number, query?: string): Promise<void> {
+  const uri = transcripts.uri(serverUri);
+  // The query that found it: find next/previous and the highlights use it.
+  if (query?.trim()) docQuery.set(uri.toString(), query);
+  let doc = await vscode.workspace.openTextDocument(uri);
   if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
   const line = revealIndex === undefined ? -1 : messageLine(doc.getText(), revealIndex);
   const at = line >= 0 ? new vscode.Range(line, 0, line, 0) : undefined;
   const editor = await vscode.window.showTextDocument(doc, { preview: true, ...(at ? { selection: at } : {}) });
   if (at) editor.revealRange(at, vscode.TextEditorRevealType.AtTop);
+  redecorate(editor);
 }
 
 /** Opens a session as its whole transcript (one tab per session, named by its title), scrolled to message revealIndex when given. */
-function openSession(s: SessionTarget, revealIndex?: number): Promise<void> {
-  return openDocument(sessionUri(s), revealIndex);
+function openSession(s: SessionTarget, revealIndex?: number, query?: string): Promise<void> {
+  return openDocument(sessionUri(s), revealIndex, query);
 }
 
 /** Opens a session known only by its id: the server names its title first, for the tab. */
@@ -479,11 +513,11 @@ function readSession(res: ReadResult, what: string): SessionInfo {
 }
 
 /** Opens the session a cursor points into, scrolled to the cursor's message. */
-async function openCursor(cursor: string): Promise<void> {
+async function openCursor(cursor: string, query?: string): Promise<void> {
   // A one-message window around the cursor names its session and the
   // message's index; the document itself is the whole session.
   const res = await request(locateCursorRequest(cursor));
-  await openSession(readSession(res, 'cursor'), res.anchor ? res.range.first : undefined);
+  await openSession(readSession(res, 'cursor'), res.anchor ? res.range.first : undefined, query);
 }
 
 /**
@@ -587,7 +621,8 @@ async function searchHistory(initial: string): Promise<void> {
     (res, query) => {
       const hits = distinctHits(res.hits);
       const now = Date.now();
-      const items: HitPick[] = hits.map((hit) => ({ ...hitItem(hit, now, home), hit }));
+      lastQuery = query.trim() ? query : lastQuery;
+      const items: HitPick[] = hits.map((hit) => ({ ...hitItem(hit, now, home), hit, buttons: HIT_BUTTONS }));
       if (items.length === 0 && res.index?.stale) {
         // A fresh index: the server's first sync is running; indexUpdated re-runs the query.
         items.push({ label: '$(sync~spin) Indexing your history…', detail: 'Results appear when the first sync finishes.', alwaysShow: true });
@@ -618,7 +653,17 @@ async function searchHistory(initial: string): Promise<void> {
     qp.value = c;
     runner.schedule(c, true);
   });
-  showLivePick(qp, runner, initial, (item) => item.hit && (() => openCursor(item.hit!.cursor)));
+  qp.onDidTriggerItemButton((e) => {
+    const hit = e.item.hit;
+    if (!hit) return;
+    const src = hitCiteSource(hit);
+    if (e.button === CITE_BUTTON) void runFor(() => copyCitation(src));
+    else if (e.button === RESUME_BUTTON) void runFor(() => resumeSession(src));
+  });
+  showLivePick(qp, runner, initial, (item) => {
+    const query = qp.value; // read now: the pick is disposed before the opener runs
+    return item.hit && (() => openCursor(item.hit!.cursor, query));
+  });
   mark('search: quick pick shown');
 }
 
@@ -703,7 +748,13 @@ async function showFileSessions(arg?: unknown): Promise<void> {
   try {
     const res = await request(filesRequest(a.path));
     const now = Date.now();
-    items = (res.sessions ?? []).map((s) => ({ ...sessionItem(s, now, home), session: s }));
+    // Pitfalls (sessions that hit an error in this file) sit on their session's row.
+    const pitfalls = pitfallsBySession(res);
+    items = (res.sessions ?? []).map((s) => {
+      const item = sessionItem(s, now, home);
+      const bit = pitfalls.get(s.id);
+      return { ...item, ...(bit?.length ? { detail: `$(warning) bit us before: ${bit[0]!.error}` } : {}), session: s };
+    });
   } catch (err) {
     if (err instanceof ServerUnavailable) throw err;
     // Titles are a nicety; the ids from the lens still open.
@@ -732,4 +783,255 @@ async function reindex(): Promise<void> {
     : `Recall: reindexed in ${secs}s (${plural(res.added + res.updated, 'session')} read: ${res.added} added, ${res.updated} updated, ${res.deleted} deleted; ${plural(res.parts, 'part')}).`;
   void vscode.window.showInformationMessage(msg);
   transcripts.refreshAll();
+}
+
+// ---------------------------------------------------------------------------
+// Find in transcript: the query's hits inside an open transcript
+
+/** The query each transcript was opened for (by document URI); else the last one searched. */
+const docQuery = new Map<string, string>();
+let lastQuery = '';
+/** The session each transcript document shows (from its read), for citations and resume. */
+const docSessions = new Map<string, SessionInfo>();
+
+let findDecoration: vscode.TextEditorDecorationType | undefined;
+let findCurrentDecoration: vscode.TextEditorDecorationType | undefined;
+
+function findDecorations(): [vscode.TextEditorDecorationType, vscode.TextEditorDecorationType] {
+  findDecoration ??= vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.findMatchForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Center,
+  });
+  findCurrentDecoration ??= vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('editor.findMatchBackground'),
+    borderColor: new vscode.ThemeColor('editor.findMatchBorder'),
+    borderStyle: 'solid',
+    borderWidth: '1px',
+  });
+  return [findDecoration, findCurrentDecoration];
+}
+
+/** The matches of a transcript editor's query, as ranges. */
+function queryRanges(ed: vscode.TextEditor, query: string): vscode.Range[] {
+  const doc = ed.document;
+  return findMatches(doc.getText(), queryTerms(query)).map(([a, b]) => new vscode.Range(doc.positionAt(a), doc.positionAt(b)));
+}
+
+/** Redraws what this extension draws on an editor: a transcript's query highlights, a file's blame. */
+function redecorate(ed: vscode.TextEditor, current?: vscode.Range): void {
+  const key = ed.document.uri.toString();
+  if (ed.document.uri.scheme === SCHEME) {
+    const query = docQuery.get(key);
+    if (!query) return;
+    const [all, cur] = findDecorations();
+    ed.setDecorations(all, queryRanges(ed, query));
+    ed.setDecorations(cur, current ? [current] : []);
+    return;
+  }
+  const marks = blames.get(key);
+  if (marks) drawBlame(ed, marks);
+}
+
+/** Moves the caret to the next (or previous) hit of the transcript's query, asking for one if it has none. */
+async function findInTranscript(forward: boolean): Promise<string | undefined> {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.document.uri.scheme !== SCHEME) throw new Error('find in transcript works in a transcript: open one from Search History first');
+  const key = ed.document.uri.toString();
+  let query = docQuery.get(key);
+  if (!query) {
+    query = await vscode.window.showInputBox({ title: 'Recall: find in transcript', prompt: 'Words or "phrases" to find', value: lastQuery });
+    if (!query?.trim()) return undefined;
+    docQuery.set(key, query);
+  }
+  const ranges = queryRanges(ed, query);
+  if (ranges.length === 0) {
+    redecorate(ed);
+    vscode.window.setStatusBarMessage(`Recall: "${oneLine(query, 40)}" is not in this transcript`, 4000);
+    return undefined;
+  }
+  const doc = ed.document;
+  const matches = ranges.map((r) => [doc.offsetAt(r.start), doc.offsetAt(r.end)] as const);
+  const i = nextMatch(matches, doc.offsetAt(ed.selection.active), forward);
+  const r = ranges[i]!;
+  ed.selection = new vscode.Selection(r.start, r.start);
+  ed.revealRange(r, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  redecorate(ed, r);
+  vscode.window.setStatusBarMessage(`Recall: hit ${i + 1} of ${ranges.length} for "${oneLine(query, 40)}"`, 4000);
+  return `${i + 1}/${ranges.length}`;
+}
+
+// ---------------------------------------------------------------------------
+// Citations and resume, from a transcript or a search hit
+
+const CITE_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('quote'), tooltip: 'Copy citation' };
+const RESUME_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('terminal'), tooltip: 'Resume session in OpenCode' };
+const HIT_BUTTONS = [CITE_BUTTON, RESUME_BUTTON];
+
+/** What a hit says about itself (fields a newer server adds, resume and citation, pass through). */
+function hitCiteSource(hit: Hit): CiteSource {
+  const extra = hit as Hit & { resume?: unknown; citation?: unknown };
+  return {
+    sessionId: hit.sessionId,
+    title: hit.title,
+    messageId: hit.messageId,
+    time: hit.time,
+    directory: hit.directory,
+    resume: extra.resume,
+    citation: extra.citation,
+  };
+}
+
+function isCiteSource(arg: unknown): arg is CiteSource {
+  return typeof arg === 'object' && arg !== null && typeof (arg as { sessionId?: unknown }).sessionId === 'string';
+}
+
+/** The session (and the message at the caret) of the active transcript editor. */
+async function transcriptCiteSource(what: string): Promise<CiteSource> {
+  const ed = vscode.window.activeTextEditor;
+  const session = ed && ed.document.uri.scheme === SCHEME ? docSessions.get(ed.document.uri.toString()) : undefined;
+  if (!ed || !session) throw new Error(`${what} works from a transcript or a search hit (its button): open a transcript first`);
+  const extra = session as SessionInfo & { resume?: unknown; citation?: unknown };
+  const src: CiteSource = {
+    sessionId: session.id,
+    title: session.title,
+    time: session.updated || session.created,
+    directory: session.directory,
+    resume: extra.resume,
+    citation: extra.citation,
+  };
+  const n = messageIndexAt(ed.document.getText(), ed.selection.active.line);
+  if (n < 1 || what !== 'Copy citation') return src;
+  // The message at the caret: its id from the session's first n messages.
+  try {
+    const res = await request(messageIdsRequest(session.id, session.source || undefined, n));
+    const m = res.messages?.[n - 1];
+    if (m?.id) {
+      const when = typeof m.created === 'number' && m.created > 0 ? new Date(m.created < 1e12 ? m.created * 1000 : m.created).toISOString() : src.time;
+      // The server's session citation names no message: build this one.
+      return { ...src, messageId: m.id, ...(when ? { time: when } : {}), citation: undefined };
+    }
+  } catch (err) {
+    if (err instanceof ServerUnavailable) throw err;
+    output.appendLine(`citation: message ${n}: ${String(err)}`);
+  }
+  return src;
+}
+
+/** Copies a citation of a hit, or of the transcript at the caret, to the clipboard; returns it. */
+async function copyCitation(arg?: unknown): Promise<string> {
+  const src = isCiteSource(arg) ? arg : await transcriptCiteSource('Copy citation');
+  const text = citationOf(src);
+  await vscode.env.clipboard.writeText(text);
+  void vscode.window.showInformationMessage(`Recall: copied ${text}`);
+  return text;
+}
+
+/** Opens an integrated terminal in the session's directory running what resumes it in OpenCode; returns what it ran. */
+async function resumeSession(arg?: unknown): Promise<Resume> {
+  const src = isCiteSource(arg) ? arg : await transcriptCiteSource('Resume session');
+  const r = resumeOf(src);
+  if (!r.cwd || !fs.existsSync(r.cwd)) {
+    throw new Error(`the session's directory ${r.cwd || '(none recorded)'} does not exist here; run \`${commandLine(r.argv)}\` in the project's directory`);
+  }
+  const title = oneLine(src.title || src.sessionId, 40);
+  const term = vscode.window.createTerminal({ name: `OpenCode: ${title}`, cwd: r.cwd });
+  term.show();
+  const shell = (vscode.env.shell || '').toLowerCase();
+  term.sendText(commandLine(r.argv, /pwsh|powershell/.test(shell)));
+  output.appendLine(`resume: ${commandLine(r.argv)} (in ${r.cwd})`);
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Session blame: which past session wrote each line of the file
+
+/** The blame drawn on each file (by document URI), kept while the document is open. */
+const blames = new Map<string, BlameMark[]>();
+let blameDecoration: vscode.TextEditorDecorationType | undefined;
+
+function drawBlame(ed: vscode.TextEditor, marks: ReadonlyArray<BlameMark>): void {
+  blameDecoration ??= vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    borderColor: new vscode.ThemeColor('editorInfo.foreground'),
+    borderStyle: 'solid',
+    borderWidth: '0 0 0 2px',
+    overviewRulerColor: new vscode.ThemeColor('editorInfo.foreground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+  });
+  const options: vscode.DecorationOptions[] = [];
+  for (const m of marks) {
+    const link = `command:${ExtensionCommands.openBlame}?${encodeURIComponent(JSON.stringify([m.range]))}`;
+    const hover = new vscode.MarkdownString(`${m.hover}\n\n[Open the transcript at that message](${link})`);
+    hover.isTrusted = { enabledCommands: [ExtensionCommands.openBlame] };
+    for (let line = m.startLine; line <= m.endLine; line++) {
+      options.push({
+        range: new vscode.Range(line, 0, line, 0),
+        hoverMessage: hover,
+        ...(line === m.startLine
+          ? { renderOptions: { after: { contentText: `  ${m.label}`, color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' } } }
+          : {}),
+      });
+    }
+  }
+  ed.setDecorations(blameDecoration, options);
+}
+
+/** Recall: Blame this file: draws which past session wrote each line (run again to clear). */
+async function blameFile(): Promise<string | undefined> {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.document.uri.scheme !== 'file') throw new Error('Blame this file works on a file on disk: open one first');
+  const key = ed.document.uri.toString();
+  if (blames.has(key)) {
+    blames.delete(key);
+    if (blameDecoration) ed.setDecorations(blameDecoration, []);
+    return undefined;
+  }
+  const res = await requestUntyped(BLAME_METHOD, { path: ed.document.uri.fsPath });
+  const ranges = blameRanges(res);
+  const marks = blameMarks(ranges, ed.document.lineCount);
+  const summary = blameSummary(res, ranges);
+  output.appendLine(`blame ${ed.document.uri.fsPath}: ${summary}`);
+  if (marks.length === 0) {
+    void vscode.window.showInformationMessage(`Recall: no line of ${vscode.workspace.asRelativePath(ed.document.uri)} was written by a past session.`);
+    return summary;
+  }
+  blames.set(key, marks);
+  drawBlame(ed, marks);
+  vscode.window.setStatusBarMessage(`Recall blame: ${summary}`, 8000);
+  return summary;
+}
+
+/** Opens the transcript at the message that wrote a blamed range (the hover's link); without one, the range at the caret. */
+async function openBlameRange(arg?: unknown): Promise<void> {
+  let range = typeof arg === 'object' && arg !== null && typeof (arg as BlameRange).sessionId === 'string' ? (arg as BlameRange) : undefined;
+  if (!range) {
+    const ed = vscode.window.activeTextEditor;
+    const marks = ed ? blames.get(ed.document.uri.toString()) : undefined;
+    range = marks && ed ? markAt(marks, ed.selection.active.line)?.range : undefined;
+    if (!range) throw new Error('no blamed line at the caret: run "Recall: Blame this file" first');
+  }
+  if (range.uri) return openUri(range.uri);
+  if (range.messageId) {
+    const at = await request(locateMessageRequest(range.sessionId, range.messageId));
+    return openSession(readSession(at, 'blame'), at.range.first);
+  }
+  return openSessionById(range.sessionId);
+}
+
+/**
+ * A request the generated protocol does not name (yet): session blame
+ * came with a newer server. A server without it answers method not
+ * found, which says to update recall.
+ */
+async function requestUntyped(method: string, params: object): Promise<unknown> {
+  const c = await ensureClient();
+  try {
+    return await c.sendRequest<unknown>(method, params);
+  } catch (err) {
+    if ((err as { code?: number }).code === -32601) {
+      throw new Error(`this recall server has no ${method} (session blame); update recall (${serverInUse})`);
+    }
+    throw err;
+  }
 }

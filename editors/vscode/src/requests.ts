@@ -57,3 +57,15 @@ export function filesRequest(path: string): Req<typeof Requests.files> {
 export function reindexRequest(): Req<typeof Requests.reindex> {
   return { method: Requests.reindex, params: {} };
 }
+
+/**
+ * The first `upTo` messages of a session as JSON: the ids of the messages
+ * a transcript shows by number (message n is messages[n-1]), for a
+ * citation of the message at the caret.
+ */
+export function messageIdsRequest(sessionId: string, source: string | undefined, upTo: number): Req<typeof Requests.read> {
+  return {
+    method: Requests.read,
+    params: { cursor: sessionId, mode: 'full', format: 'json', limit: Math.max(1, Math.floor(upTo)), ...(source ? { source } : {}) },
+  };
+}

@@ -126,3 +126,26 @@ export function messageLine(markdown: string, index: number): number {
   }
   return -1;
 }
+
+/**
+ * The number of the message whose section holds 0-based line `line` of a
+ * markdown transcript (the last "## <index>. " heading at or above it,
+ * outside code fences); 0 above the first message (the session header).
+ */
+export function messageIndexAt(markdown: string, line: number): number {
+  const lines = markdown.split('\n');
+  let fence: string | undefined;
+  let index = 0;
+  for (let i = 0; i <= Math.min(line, lines.length - 1); i++) {
+    const l = lines[i] ?? '';
+    const f = /^\s*(`{3,}|~{3,})/.exec(l);
+    if (f && f[1]) {
+      if (fence === undefined) fence = f[1][0]!.repeat(f[1].length);
+      else if (l.trim().startsWith(fence)) fence = undefined;
+      continue;
+    }
+    const h = fence === undefined ? /^## (\d+)\. /.exec(l) : null;
+    if (h) index = Number(h[1]);
+  }
+  return index;
+}

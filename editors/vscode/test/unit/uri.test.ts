@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { classifyInput, displaySegment, messageLine, sessionUri, transcriptUri } from '../../src/uri';
+import { classifyInput, displaySegment, messageIndexAt, messageLine, sessionUri, transcriptUri } from '../../src/uri';
 
 describe('transcriptUri / sessionUri', () => {
   it('builds the server contract form recall:/session/<id>', () => {
@@ -77,5 +77,16 @@ describe('messageLine', () => {
   });
   it('returns -1 when the message is not in the document', () => {
     assert.equal(messageLine(md, 3), -1);
+  });
+});
+
+describe('messageIndexAt', () => {
+  const md = ['# T', '', '`ses_x` · …', '', '## 1. user · t', 'hi', '```', '## 9. not a heading', '```', '## 2. assistant · t', 'ok'].join('\n');
+  it('names the message whose section holds the line, skipping fenced headings', () => {
+    assert.equal(messageIndexAt(md, 0), 0);
+    assert.equal(messageIndexAt(md, 4), 1);
+    assert.equal(messageIndexAt(md, 8), 1);
+    assert.equal(messageIndexAt(md, 10), 2);
+    assert.equal(messageIndexAt(md, 99), 2);
   });
 });
