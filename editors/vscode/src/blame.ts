@@ -12,7 +12,7 @@ import { ageString, oneLine } from './format';
 export const BLAME_METHOD = 'recall/blame';
 
 /** One attributed range as the server sends it: 1-based, inclusive lines. */
-export interface BlameRange {
+export interface AttributedRange {
   startLine: number;
   endLine: number;
   sessionId: string;
@@ -35,23 +35,23 @@ export interface BlameMark {
   hover: string;
   /** The transcript at the message that wrote the range (a recall: URI), when the server gave one. */
   uri?: string;
-  range: BlameRange;
+  range: AttributedRange;
 }
 
 /** The ranges of a blame result, whatever spelling of the list the server used; malformed entries are dropped. */
-export function blameRanges(res: unknown): BlameRange[] {
+export function blameRanges(res: unknown): AttributedRange[] {
   if (typeof res !== 'object' || res === null) return [];
   const r = res as { ranges?: unknown; lines?: unknown };
   const list = Array.isArray(r.ranges) ? r.ranges : Array.isArray(r.lines) ? r.lines : [];
-  return list.filter((x): x is BlameRange => {
+  return list.filter((x): x is AttributedRange => {
     if (typeof x !== 'object' || x === null) return false;
-    const b = x as Partial<BlameRange>;
+    const b = x as Partial<AttributedRange>;
     return Number.isInteger(b.startLine) && Number.isInteger(b.endLine) && typeof b.sessionId === 'string' && b.endLine! >= b.startLine!;
   });
 }
 
 /** "attributed of total lines" as the server counted them, when it did. */
-export function blameSummary(res: unknown, ranges: ReadonlyArray<BlameRange>): string {
+export function blameSummary(res: unknown, ranges: ReadonlyArray<AttributedRange>): string {
   const r = (res ?? {}) as { attributed?: unknown; total?: unknown };
   const attributed = typeof r.attributed === 'number' ? r.attributed : ranges.reduce((n, b) => n + b.endLine - b.startLine + 1, 0);
   const sessions = new Set(ranges.map((b) => b.sessionId)).size;
@@ -60,7 +60,7 @@ export function blameSummary(res: unknown, ranges: ReadonlyArray<BlameRange>): s
 }
 
 /** The marks for ranges, clipped to a document of lineCount lines. */
-export function blameMarks(ranges: ReadonlyArray<BlameRange>, lineCount: number, now: number = Date.now()): BlameMark[] {
+export function blameMarks(ranges: ReadonlyArray<AttributedRange>, lineCount: number, now: number = Date.now()): BlameMark[] {
   const out: BlameMark[] = [];
   for (const b of ranges) {
     const start = Math.max(0, b.startLine - 1);
@@ -87,15 +87,15 @@ export function markAt(marks: ReadonlyArray<BlameMark>, line: number): BlameMark
 }
 
 /** A pitfall the server found for a file: a session that hit an error in it, and the error's line. */
-export interface Pitfall {
+export interface FilePitfall {
   sessionId: string;
   error: string;
   time?: string;
 }
 
 /** The pitfalls of a files result (its `pitfalls` list, when the server sends one), by session id. */
-export function pitfallsBySession(res: unknown): Map<string, Pitfall[]> {
-  const out = new Map<string, Pitfall[]>();
+export function pitfallsBySession(res: unknown): Map<string, FilePitfall[]> {
+  const out = new Map<string, FilePitfall[]>();
   const list = typeof res === 'object' && res !== null ? (res as { pitfalls?: unknown }).pitfalls : undefined;
   if (!Array.isArray(list)) return out;
   for (const x of list) {
@@ -104,7 +104,7 @@ export function pitfallsBySession(res: unknown): Map<string, Pitfall[]> {
     const id = typeof p.sessionId === 'string' ? p.sessionId : typeof p.session === 'string' ? p.session : undefined;
     const error = typeof p.error === 'string' ? p.error : typeof p.line === 'string' ? p.line : undefined;
     if (!id || !error) continue;
-    const entry: Pitfall = { sessionId: id, error: oneLine(error, 160), ...(typeof p.time === 'string' ? { time: p.time } : {}) };
+    const entry: FilePitfall = { sessionId: id, error: oneLine(error, 160), ...(typeof p.time === 'string' ? { time: p.time } : {}) };
     out.set(id, [...(out.get(id) ?? []), entry]);
   }
   return out;

@@ -15,7 +15,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
-import { BLAME_METHOD, blameMarks, blameRanges, blameSummary, BlameMark, BlameRange, markAt, pitfallsBySession } from './blame';
+import { BLAME_METHOD, blameMarks, blameRanges, blameSummary, BlameMark, AttributedRange, markAt, pitfallsBySession } from './blame';
 import { RESTART_KEYS, ServerLaunch, serverLaunch } from './config';
 import { LatestRunner } from './debounce';
 import { findMatches, nextMatch, queryTerms } from './find';
@@ -46,7 +46,7 @@ import {
   transcriptRequest,
 } from './requests';
 import { describeServer, notFoundMessage, resolveServer, ServerSource, vsixTarget } from './server';
-import { CiteSource, citationOf, commandLine, Resume, resumeOf } from './resume';
+import { CiteSource, citationOf, commandLine, ResumeCommand, resumeOf } from './resume';
 import { classifyInput, isSessionId, messageIndexAt, messageLine, SCHEME, SessionTarget, sessionUri } from './uri';
 
 /** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
@@ -568,10 +568,12 @@ async function openTranscriptCommand(arg?: unknown): Promise<void> {
   }
 }
 
-/** Accepts {cursor} or {sessionId} objects from other extensions and links. */
+/** Accepts {uri}, {cursor} or {sessionId} objects from the server's lenses, other extensions and links. */
 function argCursor(arg: unknown): string | undefined {
   if (typeof arg !== 'object' || arg === null) return undefined;
-  const o = arg as { cursor?: unknown; sessionId?: unknown };
+  // The server's blame and pitfall lenses pass {uri, sessionId, messageId}: the uri is the message's transcript.
+  const o = arg as { uri?: unknown; cursor?: unknown; sessionId?: unknown };
+  if (typeof o.uri === 'string' && o.uri.startsWith(SCHEME + ':')) return o.uri;
   if (typeof o.cursor === 'string') return o.cursor;
   if (typeof o.sessionId === 'string') return o.sessionId;
   return undefined;
@@ -877,6 +879,8 @@ function hitCiteSource(hit: Hit): CiteSource {
     messageId: hit.messageId,
     time: hit.time,
     directory: hit.directory,
+    source: hit.source,
+    target: hit.cursor,
     resume: extra.resume,
     citation: extra.citation,
   };
@@ -897,6 +901,8 @@ async function transcriptCiteSource(what: string): Promise<CiteSource> {
     title: session.title,
     time: session.updated || session.created,
     directory: session.directory,
+    source: session.source,
+    target: session.id,
     resume: extra.resume,
     citation: extra.citation,
   };
@@ -908,8 +914,8 @@ async function transcriptCiteSource(what: string): Promise<CiteSource> {
     const m = res.messages?.[n - 1];
     if (m?.id) {
       const when = typeof m.created === 'number' && m.created > 0 ? new Date(m.created < 1e12 ? m.created * 1000 : m.created).toISOString() : src.time;
-      // The server's session citation names no message: build this one.
-      return { ...src, messageId: m.id, ...(when ? { time: when } : {}), citation: undefined };
+      // The session's citation names no message: this one does.
+      return { ...src, messageId: m.id, target: m.id, ...(when ? { time: when } : {}), citation: undefined };
     }
   } catch (err) {
     if (err instanceof ServerUnavailable) throw err;
@@ -918,9 +924,35 @@ async function transcriptCiteSource(what: string): Promise<CiteSource> {
   return src;
 }
 
+/** Set when the server answered recall/cite with method not found: an older server, cited by the client. */
+let noServerCite = false;
+const CITE_METHOD = 'recall/cite';
+
+/**
+ * What the server says to cite and resume (recall/cite on the hit's
+ * cursor, the message or the session), over what the client knows; a
+ * server without recall/cite leaves src as it is.
+ */
+async function withServerCite(src: CiteSource): Promise<CiteSource> {
+  if (noServerCite || !src.target) return src;
+  try {
+    const client = await ensureClient();
+    const c = await client.sendRequest<{ citation?: string; resume?: unknown; directory?: string }>(CITE_METHOD, {
+      target: src.target,
+      ...(src.source ? { source: src.source } : {}),
+    });
+    return { ...src, citation: c.citation, resume: c.resume, directory: c.directory || src.directory };
+  } catch (err) {
+    if ((err as { code?: number }).code === -32601) noServerCite = true;
+    else if (err instanceof ServerUnavailable) throw err;
+    else output.appendLine(`recall/cite ${src.target}: ${String(err)}`);
+    return src;
+  }
+}
+
 /** Copies a citation of a hit, or of the transcript at the caret, to the clipboard; returns it. */
 async function copyCitation(arg?: unknown): Promise<string> {
-  const src = isCiteSource(arg) ? arg : await transcriptCiteSource('Copy citation');
+  const src = await withServerCite(isCiteSource(arg) ? arg : await transcriptCiteSource('Copy citation'));
   const text = citationOf(src);
   await vscode.env.clipboard.writeText(text);
   void vscode.window.showInformationMessage(`Recall: copied ${text}`);
@@ -928,8 +960,8 @@ async function copyCitation(arg?: unknown): Promise<string> {
 }
 
 /** Opens an integrated terminal in the session's directory running what resumes it in OpenCode; returns what it ran. */
-async function resumeSession(arg?: unknown): Promise<Resume> {
-  const src = isCiteSource(arg) ? arg : await transcriptCiteSource('Resume session');
+async function resumeSession(arg?: unknown): Promise<ResumeCommand> {
+  const src = await withServerCite(isCiteSource(arg) ? arg : await transcriptCiteSource('Resume session'));
   const r = resumeOf(src);
   if (!r.cwd || !fs.existsSync(r.cwd)) {
     throw new Error(`the session's directory ${r.cwd || '(none recorded)'} does not exist here; run \`${commandLine(r.argv)}\` in the project's directory`);
@@ -987,7 +1019,8 @@ async function blameFile(): Promise<string | undefined> {
     if (blameDecoration) ed.setDecorations(blameDecoration, []);
     return undefined;
   }
-  const res = await requestUntyped(BLAME_METHOD, { path: ed.document.uri.fsPath });
+  // The text as the editor has it, saved or not: the server matches the recorded edits against it.
+  const res = await requestUntyped(BLAME_METHOD, { path: ed.document.uri.fsPath, text: ed.document.getText() });
   const ranges = blameRanges(res);
   const marks = blameMarks(ranges, ed.document.lineCount);
   const summary = blameSummary(res, ranges);
@@ -1004,7 +1037,7 @@ async function blameFile(): Promise<string | undefined> {
 
 /** Opens the transcript at the message that wrote a blamed range (the hover's link); without one, the range at the caret. */
 async function openBlameRange(arg?: unknown): Promise<void> {
-  let range = typeof arg === 'object' && arg !== null && typeof (arg as BlameRange).sessionId === 'string' ? (arg as BlameRange) : undefined;
+  let range = typeof arg === 'object' && arg !== null && typeof (arg as AttributedRange).sessionId === 'string' ? (arg as AttributedRange) : undefined;
   if (!range) {
     const ed = vscode.window.activeTextEditor;
     const marks = ed ? blames.get(ed.document.uri.toString()) : undefined;

@@ -8,7 +8,7 @@
 // session id to continue`), and "<title> (ses_…, msg_…, <date>)".
 
 /** How to resume a session: the program and its arguments, run in cwd. */
-export interface Resume {
+export interface ResumeCommand {
   cwd: string;
   argv: string[];
 }
@@ -21,19 +21,23 @@ export interface CiteSource {
   /** When the message (or the session) was written: ISO 8601. */
   time?: string;
   directory?: string;
+  /** The source that holds it (several histories). */
+  source?: string;
+  /** What the server's recall/cite takes for it: a hit's cursor, a message or session id. */
+  target?: string;
   resume?: unknown;
   citation?: unknown;
 }
 
-function isResume(v: unknown): v is Resume {
+function isResumeCommand(v: unknown): v is ResumeCommand {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as { cwd?: unknown; argv?: unknown };
   return typeof r.cwd === 'string' && Array.isArray(r.argv) && r.argv.length > 0 && r.argv.every((a) => typeof a === 'string');
 }
 
 /** The server's resume when it sent one, else `opencode --session <id>` in the session's directory. */
-export function resumeOf(s: CiteSource): Resume {
-  if (isResume(s.resume)) return { cwd: s.resume.cwd, argv: [...s.resume.argv] };
+export function resumeOf(s: CiteSource): ResumeCommand {
+  if (isResumeCommand(s.resume)) return { cwd: s.resume.cwd, argv: [...s.resume.argv] };
   return { cwd: s.directory ?? '', argv: ['opencode', '--session', s.sessionId] };
 }
 

@@ -22,6 +22,8 @@ const SESSION = 'ses_dd7571907ffe5vPpW7vxTE77tW';
 const OTHER = 'ses_dd7570c2effev5t0rsWhX9lxh7';
 const OTHER_TITLE = 'Onboarding notes for the ledger package';
 const SEARCH_TITLE = 'Recall: Search History';
+// A word the quota session's transcript holds many times (log line, reasoning, answer).
+const FIND_QUERY = 'quota';
 // The big history: a query whose server answer has a title hit first and a
 // tool call and its output as two hits of one part (one cursor).
 const BIG_QUERY = 'error';
@@ -205,6 +207,41 @@ function serverHits(query) {
   return JSON.parse(out.toString()).hits || [];
 }
 
+/** The CLI's JSON answer on the default fixture (its own index in the run dir): what the UI is checked against. */
+function fixtureJSON(args) {
+  const out = cp.execFileSync(cfg.bin, ['--db', cfg.small.db, '--index', cfg.small.index, '-q', ...args, '--json']);
+  return JSON.parse(out.toString());
+}
+
+/** The caret's line (1-based) from the status bar. */
+async function caretLine(page) {
+  const caret = (await page.locator('[id="status.editor.selection"]').first().innerText()).trim();
+  const m = /Ln (\d+)/.exec(caret);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Waits for a status bar entry matching re; returns its text. */
+async function statusMessage(page, re) {
+  const item = page.locator('.statusbar-item', { hasText: re }).first();
+  await item.waitFor({ timeout: 10000 });
+  return (await item.innerText()).trim();
+}
+
+/** Waits for a notification toast matching re; returns its text and closes it. */
+async function toastText(page, re) {
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: re }).first();
+  await toast.waitFor({ timeout: 20000 });
+  const text = (await toast.innerText()).replace(/\s+/g, ' ').trim();
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await toast.waitFor({ state: 'detached', timeout: 10000 }).catch(() => {});
+  return text;
+}
+
+/** The clipboard as the page sees it ('' when it cannot be read). */
+async function clipboard(page) {
+  return page.evaluate(() => navigator.clipboard.readText()).catch((e) => `(clipboard unreadable: ${e && e.message})`);
+}
+
 /** Row rules that hold for any query: no row repeats another, and a title-only row never sits above rows of its own session. */
 function checkRows(name, rows) {
   const seen = new Set();
@@ -264,7 +301,8 @@ function recallLogs() {
   });
   fs.writeFileSync(path.join(runDir, 'chromium.pid'), String(server.process().pid));
   const browser = await chromium.connect(server.wsEndpoint());
-  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  // The clipboard: what Copy citation wrote, read back by the page.
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
   try {
     // ---- Window 1: first results on the ~600-session history, warm index.
     let { page, opened } = await openWindow(ctx, cfg.wsBig, 'big');
@@ -355,6 +393,93 @@ function recallLogs() {
       if (cfg.screenshot) await page.screenshot({ path: cfg.screenshot });
       await page.keyboard.press('Control+Home');
       await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: `# ${TITLE}` }).first().waitFor({ timeout: 10000 });
+    });
+
+    // The hit the search opened: its message, for the citation.
+    let quotaHit;
+    await section(page, 'find in transcript', async () => {
+      quotaHit = (fixtureJSON(['search', QUERY]).hits || []).find((h) => h.sessionId === SESSION && h.kind !== 'title');
+      check(!!quotaHit, `the CLI finds no content hit of ${SESSION} for ${QUERY}`);
+      // A transcript opened from a search for a word it holds many times:
+      // from its top F3 goes to the query's first hit, again to the next,
+      // Shift+F3 back.
+      await expectTranscript(page, 'find-open', TITLE, SESSION, FIND_QUERY, async () => {
+        await runCommand(page, SEARCH_TITLE);
+        await page.locator('.quick-input-widget .quick-input-title', { hasText: SEARCH_TITLE }).waitFor({ timeout: 30000 });
+        await page.keyboard.type(FIND_QUERY, { delay: 20 });
+        const row = page.locator(ROWS, { hasText: TITLE }).first();
+        await row.waitFor({ timeout: 30000 });
+        await row.click();
+      });
+      await page.keyboard.press('Control+Home');
+      const lines = [];
+      const seen = [];
+      for (const key of ['F3', 'F3', 'Shift+F3']) {
+        await page.keyboard.press(key);
+        const msg = await statusMessage(page, /Recall: hit \d+ of \d+/);
+        await page.waitForTimeout(200);
+        lines.push(await caretLine(page));
+        seen.push(msg);
+      }
+      timings.findHits = seen.join(' | ');
+      const m = /hit (\d+) of (\d+)/.exec(seen[0]);
+      const total = m ? Number(m[2]) : 0;
+      check(total >= 3, `find says "${seen[0]}", want at least 3 hits of "${FIND_QUERY}" in the transcript`);
+      check(/hit 1 of/.test(seen[0]) && /hit 2 of/.test(seen[1]) && /hit 1 of/.test(seen[2]), `F3, F3, Shift+F3 said ${JSON.stringify(seen)}`);
+      check(lines[0] > 1 && lines[1] >= lines[0] && lines[2] === lines[0], `the caret went to lines ${lines.join(', ')}`);
+      const ed = await readEditor(page, 'find');
+      check(ed.text.toLowerCase().includes(FIND_QUERY), `the window at the hit does not show ${FIND_QUERY}`);
+      await page.screenshot({ path: path.join(runDir, 'find.png') });
+    });
+
+    await section(page, 'copy citation (transcript)', async () => {
+      // The transcript at the ERR_QUOTA_7731 hit, the caret on its message's heading.
+      await expectTranscript(page, 'cite-open', TITLE, SESSION, QUERY, async () => {
+        await runCommand(page, SEARCH_TITLE);
+        await page.locator('.quick-input-widget .quick-input-title', { hasText: SEARCH_TITLE }).waitFor({ timeout: 30000 });
+        await page.keyboard.type(QUERY, { delay: 20 });
+        const row = page.locator(ROWS, { hasText: TITLE }).filter({ hasText: QUERY }).first();
+        await row.waitFor({ timeout: 30000 });
+        await row.click();
+      });
+      await runCommand(page, 'Recall: Copy citation');
+      const text = await toastText(page, /Recall: copied/);
+      const cite = text.replace(/^.*?Recall: copied /, '').replace(/\s*(Source: Recall)?\s*$/, '');
+      const want = new RegExp(`^${TITLE} \\(${SESSION}, ${quotaHit ? quotaHit.messageId : 'msg_\\w+'}, \\d{4}-\\d{2}-\\d{2}\\)`);
+      check(want.test(cite), `the citation is "${cite}", want ${want}`);
+      const clip = await clipboard(page);
+      check(want.test(clip), `the clipboard holds "${clip}", want ${want}`);
+      timings.citation = clip;
+    });
+
+    await section(page, 'resume in OpenCode', async () => {
+      await runCommand(page, 'Recall: Resume session in OpenCode');
+      // The stub opencode on code-server's PATH prints where it ran and with what.
+      const rows = page.locator('.terminal-wrapper .xterm-rows', { hasText: 'OPENCODE-STUB' }).first();
+      await rows.waitFor({ timeout: 30000 });
+      await page.waitForTimeout(500);
+      const text = (await rows.innerText()).replace(/\u00a0/g, ' ');
+      fs.writeFileSync(path.join(runDir, 'terminal.txt'), text);
+      const want = `OPENCODE-STUB cwd=${cfg.sessionDir} argv=--session ${SESSION}`;
+      check(text.includes(want), `the terminal says ${JSON.stringify(text.split('\n').filter((l) => l.trim()).slice(-4))}, want "${want}"`);
+      const tab = await page.locator('.terminal-tabs-entry, .single-terminal-tab, .pane-header .title', { hasText: 'OpenCode' }).count();
+      check(tab > 0, 'no terminal named "OpenCode: …"');
+      await page.screenshot({ path: path.join(runDir, 'resume.png') });
+      await page.keyboard.press('Control+J'); // hides the panel again
+    });
+
+    await section(page, 'copy citation (search hit button)', async () => {
+      await runCommand(page, SEARCH_TITLE);
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: SEARCH_TITLE }).waitFor({ timeout: 30000 });
+      await page.keyboard.type(QUERY, { delay: 20 });
+      const row = page.locator(ROWS, { hasText: TITLE }).filter({ hasText: QUERY }).first();
+      await row.waitFor({ timeout: 30000 });
+      await row.hover();
+      await row.locator('.action-label[aria-label="Copy citation"], .action-label[title="Copy citation"]').first().click();
+      const text = await toastText(page, /Recall: copied/);
+      const want = `${TITLE} (${SESSION}, ${quotaHit ? quotaHit.messageId : '?'}, `;
+      check(text.includes(want), `the hit's citation is "${text}", want it to start "${want}"`);
+      await page.keyboard.press('Escape');
     });
 
     await section(page, 'hover on a session id', async () => {

@@ -114,7 +114,7 @@ phase "build vsix"
 
 # 3. A run dir holding all state (gotcha 8: XDG_* and TMPDIR; the server's
 #    daemon socket goes under XDG_RUNTIME_DIR).
-mkdir -p "$RUN"/{tmp,config,data/opencode,cache,state,runtime,ud/User,ud/Machine,exts,ws,ws-big/.vscode,ws-broken/.vscode,big/index,bin}
+mkdir -p "$RUN"/{tmp,config,data/opencode,cache,state,runtime,ud/User,ud/Machine,exts,ws,ws-big/.vscode,ws-broken/.vscode,big/index,bin,oc-bin,cli-index}
 chmod 700 "$RUN/runtime"
 export XDG_CONFIG_HOME=$RUN/config XDG_DATA_HOME=$RUN/data XDG_CACHE_HOME=$RUN/cache XDG_STATE_HOME=$RUN/state \
   XDG_RUNTIME_DIR=$RUN/runtime TMPDIR=$RUN/tmp
@@ -128,6 +128,11 @@ if [ ! -e "$LENS" ] && mkdir -p "$(dirname "$LENS")" 2>/dev/null; then
   printf 'MAX_RETRIES = 3\n\n\ndef post_invoices(batch):\n    return batch\n' > "$LENS" && MADE_LENS=1
 fi
 [ -f "$LENS" ] || { echo "e2e: cannot make the code lens file $LENS" >&2; exit 1; }
+
+# Resume runs `opencode --session <id>` in the session's directory: a stub
+# opencode on code-server's PATH says where it ran and with what.
+printf '#!/bin/sh\necho "OPENCODE-STUB cwd=$(pwd) argv=$*"\n' > "$RUN/oc-bin/opencode"
+chmod 755 "$RUN/oc-bin/opencode"
 
 # The ~600-session history (596 sessions, 9,078 parts): cloned once from the
 # public corpus and cached by what it is made of; its index is synced here,
@@ -155,6 +160,11 @@ fs.writeFileSync(run + "/ud/User/settings.json", JSON.stringify({
   "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false,
   "update.mode": "none", "workbench.enableExperiments": false, "chat.disableAIFeatures": true,
   "workbench.tips.enabled": false, "security.workspace.trust.enabled": false,
+  // The DOM renderer, so the drive can read the terminal resume opens.
+  "terminal.integrated.gpuAcceleration": "off", "terminal.integrated.shellIntegration.enabled": false,
+  // VS Code gives terminals the login shell's environment (its PATH, not
+  // code-server's), so the stub opencode is put on it here.
+  "terminal.integrated.env.linux": { "PATH": run + "/oc-bin:${env:PATH}" },
 }, null, 2));
 fs.writeFileSync(run + "/ws-big/.vscode/settings.json", JSON.stringify({
   "recall.databasePath": run + "/big/history/opencode.db", "recall.indexPath": run + "/big/index/recall.db",
@@ -169,7 +179,7 @@ phase "histories + install"
 
 # 4. code-server in its own process group, with a PATH that has no recall
 #    (the default setup must not need one).
-CS_PATH=$NODE24/bin
+CS_PATH=$RUN/oc-bin:$NODE24/bin
 for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
   [ -e "$d/recall" ] || CS_PATH=$CS_PATH:$d
 done
@@ -187,13 +197,14 @@ phase "code-server up"
 
 # 5. Drive the UI (its own process group, so Chromium dies with it).
 node -e '
-const [run, port, lens, bin, shot, bound] = process.argv.slice(1);
+const [run, port, lens, bin, shot, bound, sessionDir] = process.argv.slice(1);
 require("fs").writeFileSync(run + "/drive.json", JSON.stringify({
   base: "http://127.0.0.1:" + port + "/", run, lens, bin, screenshot: shot || null,
   ws: run + "/ws", wsBig: run + "/ws-big", wsBroken: run + "/ws-broken",
   big: { db: run + "/big/history/opencode.db", index: run + "/big/index/recall.db" },
+  small: { db: run + "/data/opencode/opencode.db", index: run + "/cli-index/recall.db" }, sessionDir,
   firstRowsBoundMs: Number(bound),
-}, null, 2));' "$RUN" "$PORT" "$LENS" "$RECALL_BIN" "${RECALL_E2E_SCREENSHOT:-}" "${RECALL_E2E_FIRST_ROWS_MS:-3000}"
+}, null, 2));' "$RUN" "$PORT" "$LENS" "$RECALL_BIN" "${RECALL_E2E_SCREENSHOT:-}" "${RECALL_E2E_FIRST_ROWS_MS:-3000}" "$(dirname "$(dirname "$LENS")")"
 setsid env NODE_PATH="$HOST/tools/node_modules" node "$HERE/drive.js" "$RUN/drive.json" < /dev/null &
 DRIVER=$!
 PGIDS+=($DRIVER)
