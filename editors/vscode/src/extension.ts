@@ -998,7 +998,8 @@ function drawBlame(ed: vscode.TextEditor, marks: ReadonlyArray<BlameMark>): void
     hover.isTrusted = { enabledCommands: [ExtensionCommands.openBlame] };
     for (let line = m.startLine; line <= m.endLine; line++) {
       options.push({
-        range: new vscode.Range(line, 0, line, 0),
+        // The whole line, so its hover shows wherever the pointer (or caret) is on it.
+        range: ed.document.lineAt(line).range,
         hoverMessage: hover,
         ...(line === m.startLine
           ? { renderOptions: { after: { contentText: `  ${m.label}`, color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' } } }

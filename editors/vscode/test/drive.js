@@ -213,6 +213,12 @@ function fixtureJSON(args) {
   return JSON.parse(out.toString());
 }
 
+/** The CLI's blame of a file in the blame fixture. */
+function blameJSON(file) {
+  const out = cp.execFileSync(cfg.bin, ['--db', cfg.blame.db, '--index', cfg.blame.cliIndex, '-q', 'blame', '--json', file]);
+  return JSON.parse(out.toString());
+}
+
 /** The caret's line (1-based) from the status bar. */
 async function caretLine(page) {
   const caret = (await page.locator('[id="status.editor.selection"]').first().innerText()).trim();
@@ -567,6 +573,89 @@ function recallLogs() {
       const log = logs.length ? fs.readFileSync(logs[logs.length - 1], 'utf8') : '';
       check(/\(bundled\)/.test(log), `the log does not say the bundled server was started (logs: ${logs.join(', ') || 'none'})`);
       check(/notice: no embedding model/.test(log), "the search notice is not in the Recall log");
+    });
+    await page.close();
+
+    // ---- Window 4: session blame on the blame fixture (five sessions changed billing/tiers.py).
+    ({ page } = await openWindow(ctx, cfg.wsBlame, 'blame'));
+    step('window 4 (session blame): workbench');
+    let blame;
+    await section(page, 'blame: code lens and hover from the server', async () => {
+      blame = blameJSON(cfg.blame.file);
+      const ranges = blame.ranges || [];
+      check(ranges.length >= 2, `the CLI attributes ${ranges.length} ranges of ${cfg.blame.file}, want at least 2`);
+      await quickOpen(page, cfg.blame.file, path.basename(cfg.blame.file));
+      const first = ranges[0];
+      // The server's lens on each attributed range: "written in <title> · <age>".
+      const lens = page.locator('.codelens-decoration a', { hasText: /^written in / }).first();
+      const shownAt = Date.now();
+      await lens.waitFor({ timeout: 30000 });
+      timings.blameLensMs = Date.now() - shownAt;
+      const lenses = await page.locator('.codelens-decoration a', { hasText: /^written in / }).allInnerTexts();
+      check(lenses.some((t) => first && t.includes(first.title)), `the blame lenses say ${JSON.stringify(lenses)}, want one naming "${first && first.title}"`);
+      const pit = await page.locator('.codelens-decoration a', { hasText: /bit us before/ }).allInnerTexts();
+      const wantPit = (blame.pitfalls || [])[0];
+      check(!wantPit || pit.some((t) => t.includes(wantPit.error.slice(0, 30))), `the pitfall lens says ${JSON.stringify(pit)}, want "${wantPit && wantPit.error}"`);
+      // The hover on an attributed line (the caret there, hover from the keyboard).
+      await page.keyboard.press('Control+G');
+      await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
+      await page.keyboard.type(`${first.startLine}:2`, { delay: 20 });
+      await page.keyboard.press('Enter');
+      const hover = page.locator('.monaco-hover', { hasText: first.title }).first();
+      for (let i = 1; ; i++) {
+        await runCommand(page, 'Show or Focus Hover');
+        try {
+          await hover.waitFor({ state: 'visible', timeout: 5000 });
+          break;
+        } catch (e) {
+          if (i >= 4) throw new Error(`no hover naming "${first.title}" on line ${first.startLine}`);
+          await page.keyboard.press('Escape');
+        }
+      }
+      await page.keyboard.press('Escape');
+    });
+
+    await section(page, 'Blame this file', async () => {
+      const ranges = (blame && blame.ranges) || [];
+      await runCommand(page, 'Recall: Blame this file');
+      const msg = await statusMessage(page, /Recall blame: /);
+      const want = `Recall blame: ${blame.attributed} of ${blame.lines} lines from ${new Set(ranges.map((r) => r.sessionId)).size} past session`;
+      check(msg.startsWith(want), `the status bar says "${msg}", want "${want}…"`);
+      // Each range's label is drawn after its first line (a CSS ::after, read off the computed style).
+      await page.waitForTimeout(500);
+      const labels = await page.locator('.editor-instance .monaco-editor .view-lines').first().evaluate((root) => {
+        const out = [];
+        for (const el of root.querySelectorAll('span')) {
+          const c = getComputedStyle(el, '::after').content;
+          if (c && c !== 'none' && c !== 'normal') out.push(c.replace(/^"|"$/g, '').trim());
+        }
+        return out;
+      });
+      timings.blameLabels = labels;
+      for (const r of ranges.filter((x) => x.endLine <= 30)) {
+        check(labels.some((l) => l.startsWith(r.title)), `no blame label for "${r.title}" (lines ${r.startLine}-${r.endLine}); labels: ${JSON.stringify(labels)}`);
+      }
+      if (cfg.blameScreenshot) await page.screenshot({ path: cfg.blameScreenshot });
+      await page.screenshot({ path: path.join(runDir, 'blame.png') });
+      // Click: the hover of a blamed line links to the transcript at the message that wrote it.
+      const r = ranges[ranges.length - 1];
+      await page.keyboard.press('Control+G');
+      await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
+      await page.keyboard.type(`${r.startLine}:2`, { delay: 20 });
+      await page.keyboard.press('Enter');
+      const link = page.locator('.monaco-hover a', { hasText: 'Open the transcript at that message' }).first();
+      for (let i = 1; ; i++) {
+        await runCommand(page, 'Show or Focus Hover');
+        try {
+          await link.waitFor({ state: 'visible', timeout: 5000 });
+          break;
+        } catch (e) {
+          if (i >= 4) throw new Error(`no blame hover link on line ${r.startLine}`);
+          await page.keyboard.press('Escape');
+        }
+      }
+      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, r.title, () => link.click());
+      check(ed.line > 1, `the blame link opened "${ed.tab}" at line ${ed.line}, want the message that wrote line ${r.startLine}`);
     });
     await page.close();
 

@@ -56,6 +56,10 @@ PGIDS=()
 RUN=
 MADE_LENS=
 LENS=/tmp/ocgen/recall-v1/projects/ledger/ledger/worker.py
+# Session blame: the file the blame fixture's sessions changed, at their path.
+MADE_BLAME=
+BLAME_FILE=/tmp/ocgen/recall-blame/projects/billing/billing/tiers.py
+BLAME_FIXTURE=$REPO/testdata/opencode/blame
 cleanup() {
   local rc=$?
   # Chromium runs in a process group of its own (Playwright detaches it); the driver records its pid.
@@ -68,6 +72,9 @@ cleanup() {
   # The daemon `recall lsp` started detaches; its socket dir is the run's.
   if [ -n "$RUN" ]; then
     for pid in $(pgrep -f -- "--socket $RUN/" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+  fi
+  if [ -n "$MADE_BLAME" ]; then
+    rm -f "$BLAME_FILE"; rmdir -p "$(dirname "$BLAME_FILE")" 2>/dev/null || true
   fi
   if [ -n "$MADE_LENS" ]; then
     rm -f "$LENS"; rmdir -p "$(dirname "$LENS")" 2>/dev/null || true   # only the empty dirs we made
@@ -114,7 +121,7 @@ phase "build vsix"
 
 # 3. A run dir holding all state (gotcha 8: XDG_* and TMPDIR; the server's
 #    daemon socket goes under XDG_RUNTIME_DIR).
-mkdir -p "$RUN"/{tmp,config,data/opencode,cache,state,runtime,ud/User,ud/Machine,exts,ws,ws-big/.vscode,ws-broken/.vscode,big/index,bin,oc-bin,cli-index}
+mkdir -p "$RUN"/{tmp,config,data/opencode,cache,state,runtime,ud/User,ud/Machine,exts,ws,ws-big/.vscode,ws-broken/.vscode,ws-blame/.vscode,big/index,bin,oc-bin,cli-index,blame/index,blame/cli-index}
 chmod 700 "$RUN/runtime"
 export XDG_CONFIG_HOME=$RUN/config XDG_DATA_HOME=$RUN/data XDG_CACHE_HOME=$RUN/cache XDG_STATE_HOME=$RUN/state \
   XDG_RUNTIME_DIR=$RUN/runtime TMPDIR=$RUN/tmp
@@ -128,6 +135,13 @@ if [ ! -e "$LENS" ] && mkdir -p "$(dirname "$LENS")" 2>/dev/null; then
   printf 'MAX_RETRIES = 3\n\n\ndef post_invoices(batch):\n    return batch\n' > "$LENS" && MADE_LENS=1
 fi
 [ -f "$LENS" ] || { echo "e2e: cannot make the code lens file $LENS" >&2; exit 1; }
+# The blame fixture's file as OpenCode left it (an existing one, e.g. from
+# regenerating the fixture, is used as it is).
+cp "$BLAME_FIXTURE/opencode.db" "$RUN/blame/opencode.db"
+if [ ! -e "$BLAME_FILE" ] && mkdir -p "$(dirname "$BLAME_FILE")" 2>/dev/null; then
+  cp "$BLAME_FIXTURE/after/billing/tiers.py" "$BLAME_FILE" && MADE_BLAME=1
+fi
+[ -f "$BLAME_FILE" ] || { echo "e2e: cannot make the blame file $BLAME_FILE" >&2; exit 1; }
 
 # Resume runs `opencode --session <id>` in the session's directory: a stub
 # opencode on code-server's PATH says where it ran and with what.
@@ -162,12 +176,15 @@ fs.writeFileSync(run + "/ud/User/settings.json", JSON.stringify({
   "workbench.tips.enabled": false, "security.workspace.trust.enabled": false,
   // The DOM renderer, so the drive can read the terminal resume opens.
   "terminal.integrated.gpuAcceleration": "off", "terminal.integrated.shellIntegration.enabled": false,
-  // VS Code gives terminals the login shell's environment (its PATH, not
-  // code-server's), so the stub opencode is put on it here.
+  // VS Code gives terminals the environment of the login shell (its PATH, not
+  // that of code-server), so the stub opencode is put on it here.
   "terminal.integrated.env.linux": { "PATH": run + "/oc-bin:${env:PATH}" },
 }, null, 2));
 fs.writeFileSync(run + "/ws-big/.vscode/settings.json", JSON.stringify({
   "recall.databasePath": run + "/big/history/opencode.db", "recall.indexPath": run + "/big/index/recall.db",
+}, null, 2));
+fs.writeFileSync(run + "/ws-blame/.vscode/settings.json", JSON.stringify({
+  "recall.databasePath": run + "/blame/opencode.db", "recall.indexPath": run + "/blame/index/recall.db",
 }, null, 2));
 fs.writeFileSync(run + "/ws-broken/.vscode/settings.json", JSON.stringify({
   "recall.serverPath": run + "/no-such-dir/recall",
@@ -197,14 +214,17 @@ phase "code-server up"
 
 # 5. Drive the UI (its own process group, so Chromium dies with it).
 node -e '
-const [run, port, lens, bin, shot, bound, sessionDir] = process.argv.slice(1);
+const [run, port, lens, bin, shot, bound, sessionDir, blameFile, blameShot] = process.argv.slice(1);
 require("fs").writeFileSync(run + "/drive.json", JSON.stringify({
   base: "http://127.0.0.1:" + port + "/", run, lens, bin, screenshot: shot || null,
   ws: run + "/ws", wsBig: run + "/ws-big", wsBroken: run + "/ws-broken",
   big: { db: run + "/big/history/opencode.db", index: run + "/big/index/recall.db" },
   small: { db: run + "/data/opencode/opencode.db", index: run + "/cli-index/recall.db" }, sessionDir,
+  wsBlame: run + "/ws-blame", blameScreenshot: blameShot || null,
+  blame: { db: run + "/blame/opencode.db", cliIndex: run + "/blame/cli-index/recall.db", file: blameFile },
   firstRowsBoundMs: Number(bound),
-}, null, 2));' "$RUN" "$PORT" "$LENS" "$RECALL_BIN" "${RECALL_E2E_SCREENSHOT:-}" "${RECALL_E2E_FIRST_ROWS_MS:-3000}" "$(dirname "$(dirname "$LENS")")"
+}, null, 2));' "$RUN" "$PORT" "$LENS" "$RECALL_BIN" "${RECALL_E2E_SCREENSHOT:-}" "${RECALL_E2E_FIRST_ROWS_MS:-3000}" \
+  "$(dirname "$(dirname "$LENS")")" "$BLAME_FILE" "${RECALL_E2E_BLAME_SCREENSHOT:-}"
 setsid env NODE_PATH="$HOST/tools/node_modules" node "$HERE/drive.js" "$RUN/drive.json" < /dev/null &
 DRIVER=$!
 PGIDS+=($DRIVER)
