@@ -21,7 +21,10 @@ var (
 )
 
 // TestGolden runs each testdata/cli/*.txtar: a fixture name (or several
-// NAME=FIXTURE lines, one source each), CLI commands
+// NAME=FIXTURE lines, one source each), optional `place` lines "SRC DST"
+// (a repository file copied to DST for the run when nothing is there: the
+// paths a fixture's sessions edited live in its generator's scratch root),
+// CLI commands
 // (one per line; $CURSOR is the first hit of the previous search), and the
 // output they must print. Cursors and times are scrubbed. -update rewrites.
 func TestGolden(t *testing.T) {
@@ -63,6 +66,11 @@ func TestGolden(t *testing.T) {
 			} else {
 				t.Setenv("XDG_DATA_HOME", t.TempDir())
 			}
+			for _, line := range strings.Split(strings.TrimSpace(sections["place"]), "\n") {
+				if src, dst, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+					place(t, filepath.Join("..", src), strings.TrimSpace(dst))
+				}
+			}
 			var got bytes.Buffer
 			cursor := ""
 			for _, line := range strings.Split(strings.TrimSpace(sections["args"]), "\n") {
@@ -97,6 +105,38 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// place copies src to dst unless something is at dst, and removes what it
+// made (the file and the directories it created) when the test ends.
+func place(t *testing.T, src, dst string) {
+	t.Helper()
+	if _, err := os.Lstat(dst); err == nil {
+		return
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	for d := filepath.Dir(dst); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.Remove(dst)
+		for _, d := range made { // innermost first
+			os.Remove(d)
+		}
+	})
 }
 
 func diffLines(want, got string) string {

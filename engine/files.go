@@ -22,6 +22,9 @@ type FileSessionsResult struct {
 	Path     string        `json:"path"`
 	Total    int           `json:"total"` // every top-level session that touched the file
 	Sessions []SessionInfo `json:"sessions"`
+	// Pitfalls are errors those sessions hit in the file, newest first
+	// (see Blame).
+	Pitfalls []Pitfall `json:"pitfalls"`
 }
 
 // FileSessions lists the top-level sessions whose tools read, edited or
@@ -36,16 +39,20 @@ func (e *Engine) FileSessions(ctx context.Context, path string, limit int, sourc
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	res := FileSessionsResult{Path: path, Sessions: []SessionInfo{}}
+	res := FileSessionsResult{Path: path, Sessions: []SessionInfo{}, Pitfalls: []Pitfall{}}
 	shs, err := e.shardsFor(sources)
 	if err != nil {
 		return res, err
 	}
 	per := make([][]index.SessionRow, len(shs))
 	totals := make([]int, len(shs))
+	calls := make([]fileCalls, len(shs))
 	if err := eachShard(shs, func(i int, sh *shard) error {
 		var err error
-		per[i], totals[i], err = sh.ix.SessionsTouching(ctx, path, limit)
+		if per[i], totals[i], err = sh.ix.SessionsTouching(ctx, path, limit); err != nil || totals[i] == 0 {
+			return err
+		}
+		calls[i], err = sh.fileCalls(ctx, path, false)
 		return err
 	}); err != nil {
 		return res, err
@@ -53,6 +60,7 @@ func (e *Engine) FileSessions(ctx context.Context, path string, limit int, sourc
 	var rows []shardRow
 	for i, rs := range per {
 		res.Total += totals[i]
+		res.Pitfalls = append(res.Pitfalls, calls[i].pitfalls...)
 		for _, r := range rs {
 			rows = append(rows, shardRow{sh: shs[i], SessionRow: r})
 		}
@@ -64,5 +72,6 @@ func (e *Engine) FileSessions(ctx context.Context, path string, limit int, sourc
 	for _, s := range rows {
 		res.Sessions = append(res.Sessions, e.sessionInfo(s.sh, s.SessionRow, nil))
 	}
+	res.Pitfalls = sortPitfalls(res.Pitfalls)
 	return res, nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/recallhq/recall/engine/render"
 )
 
-// hover previews the ses_/msg_/prt_ id under the cursor; anything else is
-// null without touching the index.
+// hover previews the ses_/msg_/prt_ id under the cursor; elsewhere in a
+// file it says which past session wrote the line (blame), if one did.
 func (s *Server) hover(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
 	p, err := decode[protocol.HoverParams](raw)
 	if err != nil {
@@ -24,7 +24,7 @@ func (s *Server) hover(ctx context.Context, raw jsonrpc2.RawMessage) (any, error
 	}
 	word, rng, ok := wordAt(text, p.Position)
 	if !ok || engine.IDKind(word) == "" {
-		return nil, nil
+		return s.blameHover(ctx, p.TextDocument.URI, p.Position)
 	}
 	eng, err := s.historyEngine(ctx)
 	if err != nil {

@@ -31,7 +31,9 @@ var update = flag.Bool("update", false, "rewrite the golden sections of testdata
 //
 // A string "$N.path.to.field" in PARAMS is replaced by that field of step N's
 // result (steps count from 1), so a read can use a search's cursor.
-// The optional `options.json` section holds {"initializationOptions": …}.
+// The optional `options.json` section holds {"initializationOptions": …};
+// the optional `fixture` section names another history than v1
+// (testdata/opencode/<name>).
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "lsp", "*.txtar"))
 	if err != nil || len(files) == 0 {
@@ -51,6 +53,7 @@ func runScenario(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	var steps, want []byte
+	db := ""
 	var opts struct {
 		InitializationOptions map[string]any `json:"initializationOptions"`
 	}
@@ -64,9 +67,11 @@ func runScenario(t *testing.T, file string) {
 			if err := json.Unmarshal(f.Data, &opts); err != nil {
 				t.Fatalf("options.json: %v", err)
 			}
+		case "fixture":
+			db = filepath.Join("..", "testdata", "opencode", strings.TrimSpace(string(f.Data)), "opencode.db")
 		}
 	}
-	s := startSession(t, sessionOptions{skipInit: true})
+	s := startSession(t, sessionOptions{skipInit: true, db: db})
 	initResult := s.initialize(sessionOptions{initOptions: opts.InitializationOptions})
 	var got bytes.Buffer
 	results := map[int]any{}
@@ -187,10 +192,13 @@ var (
 	// changes.
 	cursorRE = regexp.MustCompile(`c1:[a-z0-9-]+:[A-Za-z0-9_~-]+(\.[a-z])?\.[A-Za-z0-9_-]{8}|rc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
 	tmpRE    = regexp.MustCompile(`/tmp/Test[^"\s)]*`)
+	// Ages ("3 days ago") grow with the clock; the fixture's times do not.
+	ageRE = regexp.MustCompile(`\b(\d+ (second|minute|hour|day|month|year)s? ago|just now)\b`)
 )
 
 func scrubText(s string) string {
 	s = cursorRE.ReplaceAllString(s, "rc1.CURSOR")
+	s = ageRE.ReplaceAllString(s, "AGE")
 	return tmpRE.ReplaceAllString(s, "TESTTMP")
 }
 

@@ -9,6 +9,10 @@ export const Scheme = "recall";
 
 /** Custom requests: every server command as recall/<name>, and recall's own requests. */
 export const Requests = {
+  /** which past session wrote each line of a file, from the edits OpenCode recorded */
+  blame: "recall/blame",
+  /** a one-line citation of a session or message, and the command that resumes it in OpenCode */
+  cite: "recall/cite",
   /** the past sessions that read, edited or patched a file */
   files: "recall/files",
   /** drop a session from Recall's index for good (OpenCode's own history is not touched) */
@@ -31,6 +35,10 @@ export const Requests = {
 
 /** workspace/executeCommand names of the same commands (the server advertises them). */
 export const Commands = {
+  /** which past session wrote each line of a file, from the edits OpenCode recorded */
+  blame: "recall.blame",
+  /** a one-line citation of a session or message, and the command that resumes it in OpenCode */
+  cite: "recall.cite",
   /** the past sessions that read, edited or patched a file */
   files: "recall.files",
   /** drop a session from Recall's index for good (OpenCode's own history is not touched) */
@@ -74,6 +82,8 @@ export const ErrorCodes = {
 
 /** Each request's [params, result], for a typed request<M extends keyof RequestTypes>(method: M, params: RequestTypes[M][0]): Promise<RequestTypes[M][1]>. */
 export interface RequestTypes {
+  "recall/blame": [BlameParams, BlameResult];
+  "recall/cite": [CiteParams, Citation];
   "recall/files": [FilesParams, FileSessionsResult];
   "recall/forget": [ForgetParams, ForgetResult];
   "recall/read": [ReadParams, ReadResult];
@@ -87,6 +97,8 @@ export interface RequestTypes {
 
 /** Each command's [argument, result] (executeCommand takes the argument as its only element). */
 export interface CommandTypes {
+  "recall.blame": [BlameParams, BlameResult];
+  "recall.cite": [CiteParams, Citation];
   "recall.files": [FilesParams, FileSessionsResult];
   "recall.forget": [ForgetParams, ForgetResult];
   "recall.read": [ReadParams, ReadResult];
@@ -144,6 +156,65 @@ export type Role = (typeof RoleValues)[number];
 export const SearchModeValues = ["auto", "lexical", "semantic", "hybrid"] as const;
 export type SearchMode = (typeof SearchModeValues)[number];
 
+/** commands.BlameParams (in params). */
+export interface BlameParams {
+  /** the file, FILE or FILE:LINE (absolute, or relative to the current directory) */
+  path: string;
+  /** only the range that holds this line (1-based; FILE:LINE says the same) */
+  line?: number;
+  /** the file's contents as the editor has them (default: the file on disk) */
+  text?: string;
+  /** only this source (repeat, or a comma list; default: every source) */
+  source?: string | string[];
+}
+
+/** engine.BlameRange (in a result). */
+export interface BlameRange {
+  startLine: number;
+  endLine: number;
+  sessionId: string;
+  messageId: string;
+  partId: string;
+  source: string;
+  tool: string;
+  time: string;
+  title: string;
+  uri: string;
+}
+
+/** engine.BlameResult (in a result). */
+export interface BlameResult {
+  path: string;
+  line?: number;
+  lines: number;
+  attributed: number;
+  edits: number;
+  ranges: BlameRange[] | null;
+  pitfalls: Pitfall[] | null;
+  notices?: string[];
+}
+
+/** engine.Citation (in a result). */
+export interface Citation {
+  citation: string;
+  sessionId: string;
+  messageId?: string;
+  source: string;
+  title: string;
+  time: string;
+  directory: string;
+  uri: string;
+  resume: Resume;
+}
+
+/** commands.CiteParams (in params). */
+export interface CiteParams {
+  /** what to cite: a ses_/msg_/prt_ id, a cursor, or a recall: transcript URI */
+  target: string;
+  /** with an id: the source that holds it (default: the first that does) */
+  source?: string | string[];
+}
+
 /** engine.EmbedResult (in a result). */
 export interface EmbedResult {
   model: string;
@@ -177,6 +248,7 @@ export interface FileSessionsResult {
   path: string;
   total: number;
   sessions: SessionInfo[] | null;
+  pitfalls: Pitfall[] | null;
 }
 
 /** commands.FilesParams (in params). */
@@ -290,6 +362,19 @@ export interface Part {
   paths?: string[];
 }
 
+/** engine.Pitfall (in a result). */
+export interface Pitfall {
+  sessionId: string;
+  messageId: string;
+  partId: string;
+  source: string;
+  title: string;
+  tool: string;
+  time: string;
+  error: string;
+  uri: string;
+}
+
 /** engine.Range (in a result). */
 export interface Range {
   first: number;
@@ -321,6 +406,12 @@ export interface ReadResult {
   partial?: boolean;
   nav: Nav;
   messages?: Message[];
+}
+
+/** engine.Resume (in a result). */
+export interface Resume {
+  cwd: string;
+  argv: string[] | null;
 }
 
 /** commands.SearchParams (in params). */
