@@ -6,26 +6,8 @@
 // session title and age) and a link that opens the transcript at that
 // message.
 
-import { ageString, oneLine } from './format';
-
-/** The request method; the command table names it recall/blame (and recall.blame for executeCommand). */
-export const BLAME_METHOD = 'recall/blame';
-
-/** One attributed range as the server sends it: 1-based, inclusive lines. */
-export interface AttributedRange {
-  startLine: number;
-  endLine: number;
-  sessionId: string;
-  messageId?: string;
-  partId?: string;
-  source?: string;
-  tool?: string;
-  time?: string;
-  title?: string;
-  uri?: string;
-  citation?: unknown;
-  resume?: unknown;
-}
+import { ageString, oneLine, plural } from './format';
+import type { BlameRange, BlameResult } from './protocol.gen';
 
 /** A decoration to draw: 0-based, inclusive lines, the label after the range's first line, the hover's text. */
 export interface BlameMark {
@@ -35,32 +17,29 @@ export interface BlameMark {
   hover: string;
   /** The transcript at the message that wrote the range (a recall: URI), when the server gave one. */
   uri?: string;
-  range: AttributedRange;
+  range: BlameRange;
 }
 
 /** The ranges of a blame result, whatever spelling of the list the server used; malformed entries are dropped. */
-export function blameRanges(res: unknown): AttributedRange[] {
+export function blameRanges(res: unknown): BlameRange[] {
   if (typeof res !== 'object' || res === null) return [];
   const r = res as { ranges?: unknown; lines?: unknown };
   const list = Array.isArray(r.ranges) ? r.ranges : Array.isArray(r.lines) ? r.lines : [];
-  return list.filter((x): x is AttributedRange => {
+  return list.filter((x): x is BlameRange => {
     if (typeof x !== 'object' || x === null) return false;
-    const b = x as Partial<AttributedRange>;
+    const b = x as Partial<BlameRange>;
     return Number.isInteger(b.startLine) && Number.isInteger(b.endLine) && typeof b.sessionId === 'string' && b.endLine! >= b.startLine!;
   });
 }
 
-/** "attributed of total lines" as the server counted them, when it did. */
-export function blameSummary(res: unknown, ranges: ReadonlyArray<AttributedRange>): string {
-  const r = (res ?? {}) as { attributed?: unknown; total?: unknown };
-  const attributed = typeof r.attributed === 'number' ? r.attributed : ranges.reduce((n, b) => n + b.endLine - b.startLine + 1, 0);
+/** "attributed of lines lines from N past sessions", as the server counted them. */
+export function blameSummary(res: Pick<BlameResult, 'attributed' | 'lines'>, ranges: ReadonlyArray<BlameRange>): string {
   const sessions = new Set(ranges.map((b) => b.sessionId)).size;
-  const of = typeof r.total === 'number' ? ` of ${r.total}` : '';
-  return `${attributed}${of} line${attributed === 1 && !of ? '' : 's'} from ${sessions} past session${sessions === 1 ? '' : 's'}`;
+  return `${res.attributed} of ${plural(res.lines, 'line')} from ${plural(sessions, 'past session')}`;
 }
 
 /** The marks for ranges, clipped to a document of lineCount lines. */
-export function blameMarks(ranges: ReadonlyArray<AttributedRange>, lineCount: number, now: number = Date.now()): BlameMark[] {
+export function blameMarks(ranges: ReadonlyArray<BlameRange>, lineCount: number, now: number = Date.now()): BlameMark[] {
   const out: BlameMark[] = [];
   for (const b of ranges) {
     const start = Math.max(0, b.startLine - 1);

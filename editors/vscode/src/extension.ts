@@ -15,7 +15,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
-import { BLAME_METHOD, blameMarks, blameRanges, blameSummary, BlameMark, AttributedRange, markAt, pitfallsBySession } from './blame';
+import { blameMarks, blameRanges, blameSummary, BlameMark, markAt, pitfallsBySession } from './blame';
 import { RESTART_KEYS, ServerLaunch, serverLaunch } from './config';
 import { LatestRunner } from './debounce';
 import { findMatches, nextMatch, queryTerms } from './find';
@@ -23,7 +23,10 @@ import { distinctHits, fileSessionsTitle, hitItem, oneLine, plural, sessionItem 
 import { OPEN_URI_COMMAND, rewriteRecallLinks } from './links';
 import {
   ClientCommands,
+  ErrorCodes,
   Notifications,
+  Requests,
+  type BlameRange,
   type FileLensArgs,
   type Hit,
   type ReadResult,
@@ -926,7 +929,6 @@ async function transcriptCiteSource(what: string): Promise<CiteSource> {
 
 /** Set when the server answered recall/cite with method not found: an older server, cited by the client. */
 let noServerCite = false;
-const CITE_METHOD = 'recall/cite';
 
 /**
  * What the server says to cite and resume (recall/cite on the hit's
@@ -936,14 +938,10 @@ const CITE_METHOD = 'recall/cite';
 async function withServerCite(src: CiteSource): Promise<CiteSource> {
   if (noServerCite || !src.target) return src;
   try {
-    const client = await ensureClient();
-    const c = await client.sendRequest<{ citation?: string; resume?: unknown; directory?: string }>(CITE_METHOD, {
-      target: src.target,
-      ...(src.source ? { source: src.source } : {}),
-    });
+    const c = await request({ method: Requests.cite, params: { target: src.target, ...(src.source ? { source: src.source } : {}) } });
     return { ...src, citation: c.citation, resume: c.resume, directory: c.directory || src.directory };
   } catch (err) {
-    if ((err as { code?: number }).code === -32601) noServerCite = true;
+    if ((err as { code?: number }).code === ErrorCodes.methodNotFound) noServerCite = true;
     else if (err instanceof ServerUnavailable) throw err;
     else output.appendLine(`recall/cite ${src.target}: ${String(err)}`);
     return src;
@@ -1021,7 +1019,7 @@ async function blameFile(): Promise<string | undefined> {
     return undefined;
   }
   // The text as the editor has it, saved or not: the server matches the recorded edits against it.
-  const res = await requestUntyped(BLAME_METHOD, { path: ed.document.uri.fsPath, text: ed.document.getText() });
+  const res = await newerRequest({ method: Requests.blame, params: { path: ed.document.uri.fsPath, text: ed.document.getText() } }, 'session blame');
   const ranges = blameRanges(res);
   const marks = blameMarks(ranges, ed.document.lineCount);
   const summary = blameSummary(res, ranges);
@@ -1038,7 +1036,7 @@ async function blameFile(): Promise<string | undefined> {
 
 /** Opens the transcript at the message that wrote a blamed range (the hover's link); without one, the range at the caret. */
 async function openBlameRange(arg?: unknown): Promise<void> {
-  let range = typeof arg === 'object' && arg !== null && typeof (arg as AttributedRange).sessionId === 'string' ? (arg as AttributedRange) : undefined;
+  let range = typeof arg === 'object' && arg !== null && typeof (arg as BlameRange).sessionId === 'string' ? (arg as BlameRange) : undefined;
   if (!range) {
     const ed = vscode.window.activeTextEditor;
     const marks = ed ? blames.get(ed.document.uri.toString()) : undefined;
@@ -1054,17 +1052,15 @@ async function openBlameRange(arg?: unknown): Promise<void> {
 }
 
 /**
- * A request the generated protocol does not name (yet): session blame
- * came with a newer server. A server without it answers method not
- * found, which says to update recall.
+ * A request a newer server added (blame, cite): a server without it
+ * answers method not found, which says to update recall.
  */
-async function requestUntyped(method: string, params: object): Promise<unknown> {
-  const c = await ensureClient();
+async function newerRequest<M extends keyof RequestTypes>(req: Req<M>, what: string): Promise<RequestResult<M>> {
   try {
-    return await c.sendRequest<unknown>(method, params);
+    return await request(req);
   } catch (err) {
-    if ((err as { code?: number }).code === -32601) {
-      throw new Error(`this recall server has no ${method} (session blame); update recall (${serverInUse})`);
+    if ((err as { code?: number }).code === ErrorCodes.methodNotFound) {
+      throw new Error(`this recall server has no ${req.method} (${what}); update recall (${serverInUse})`);
     }
     throw err;
   }

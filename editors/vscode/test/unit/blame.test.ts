@@ -10,7 +10,7 @@ describe('blame', () => {
   const res = {
     path: '/p/worker.py',
     attributed: 5,
-    total: 9,
+    lines: 9,
     ranges: [
       { startLine: 1, endLine: 1, sessionId: S, messageId: 'msg_a', title: 'Investigate nightly worker failure', time: '2026-11-27T12:00:00Z', tool: 'edit', uri: 'recall:/x?around=msg_a' },
       { startLine: 4, endLine: 7, sessionId: S, messageId: 'msg_b', title: 'Investigate nightly worker failure', time: '2026-11-29T09:00:00Z' },
@@ -38,8 +38,8 @@ describe('blame', () => {
     assert.equal(markAt(marks, 1), undefined);
   });
   it('summarises what the server counted', () => {
-    assert.equal(blameSummary(res, blameRanges(res)), '5 of 9 lines from 2 past sessions');
-    assert.equal(blameSummary({}, blameRanges({ ranges: [res.ranges[0]] })), '1 line from 1 past session');
+    assert.equal(blameSummary({ attributed: 5, lines: 9 }, blameRanges(res)), '5 of 9 lines from 2 past sessions');
+    assert.equal(blameSummary({ attributed: 1, lines: 1 }, blameRanges({ ranges: [res.ranges[0]] })), '1 of 1 line from 1 past session');
   });
   it('groups pitfalls by session, whatever the error field is called', () => {
     const p = pitfallsBySession({ pitfalls: [{ sessionId: S, error: 'KeyError: x', time: 't' }, { session: S, line: 'exit 1' }, { sessionId: 'ses_b' }] });
