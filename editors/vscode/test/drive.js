@@ -226,11 +226,15 @@ async function caretLine(page) {
   return m ? Number(m[1]) : 0;
 }
 
-/** Waits for a status bar entry matching re; returns its text. */
-async function statusMessage(page, re) {
+/** Waits for a status bar entry matching re (and, given before, saying something else than it did); returns its text. */
+async function statusMessage(page, re, before) {
   const item = page.locator('.statusbar-item', { hasText: re }).first();
   await item.waitFor({ timeout: 10000 });
-  return (await item.innerText()).trim();
+  for (let i = 0; ; i++) {
+    const text = (await item.innerText()).trim();
+    if (before === undefined || text !== before || i >= 50) return text;
+    await page.waitForTimeout(100);
+  }
 }
 
 /** Waits for a notification toast matching re; returns its text and closes it. */
@@ -422,7 +426,7 @@ function recallLogs() {
       const seen = [];
       for (const key of ['F3', 'F3', 'Shift+F3']) {
         await page.keyboard.press(key);
-        const msg = await statusMessage(page, /Recall: hit \d+ of \d+/);
+        const msg = await statusMessage(page, /Recall: hit \d+ of \d+/, seen[seen.length - 1]);
         await page.waitForTimeout(200);
         lines.push(await caretLine(page));
         seen.push(msg);
@@ -489,6 +493,7 @@ function recallLogs() {
     });
 
     await section(page, 'hover on a session id', async () => {
+      await closeEditors(page); // the link's transcript then opens at its top
       await quickOpen(page, 'notes.md', 'notes.md');
       await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: SESSION }).first().waitFor({ timeout: 20000 });
       // The caret inside the id (line 3, column 50), the hover asked for
@@ -577,6 +582,13 @@ function recallLogs() {
     await page.close();
 
     // ---- Window 4: session blame on the blame fixture (five sessions changed billing/tiers.py).
+    // The file may have gone since e2e.sh made it (the scratch root is
+    // shared with tools/ocgen runs, which recreate it): make it again.
+    if (!fs.existsSync(cfg.blame.file)) {
+      fs.mkdirSync(path.dirname(cfg.blame.file), { recursive: true });
+      fs.copyFileSync(cfg.blame.after, cfg.blame.file);
+      fs.writeFileSync(path.join(runDir, 'made-blame-file'), cfg.blame.file);
+    }
     ({ page } = await openWindow(ctx, cfg.wsBlame, 'blame'));
     step('window 4 (session blame): workbench');
     let blame;

@@ -73,7 +73,7 @@ cleanup() {
   if [ -n "$RUN" ]; then
     for pid in $(pgrep -f -- "--socket $RUN/" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
   fi
-  if [ -n "$MADE_BLAME" ]; then
+  if [ -n "$MADE_BLAME" ] || { [ -n "$RUN" ] && [ -f "$RUN/made-blame-file" ]; }; then
     rm -f "$BLAME_FILE"; rmdir -p "$(dirname "$BLAME_FILE")" 2>/dev/null || true
   fi
   if [ -n "$MADE_LENS" ]; then
@@ -214,17 +214,17 @@ phase "code-server up"
 
 # 5. Drive the UI (its own process group, so Chromium dies with it).
 node -e '
-const [run, port, lens, bin, shot, bound, sessionDir, blameFile, blameShot] = process.argv.slice(1);
+const [run, port, lens, bin, shot, bound, sessionDir, blameFile, blameShot, blameAfter] = process.argv.slice(1);
 require("fs").writeFileSync(run + "/drive.json", JSON.stringify({
   base: "http://127.0.0.1:" + port + "/", run, lens, bin, screenshot: shot || null,
   ws: run + "/ws", wsBig: run + "/ws-big", wsBroken: run + "/ws-broken",
   big: { db: run + "/big/history/opencode.db", index: run + "/big/index/recall.db" },
   small: { db: run + "/data/opencode/opencode.db", index: run + "/cli-index/recall.db" }, sessionDir,
   wsBlame: run + "/ws-blame", blameScreenshot: blameShot || null,
-  blame: { db: run + "/blame/opencode.db", cliIndex: run + "/blame/cli-index/recall.db", file: blameFile },
+  blame: { db: run + "/blame/opencode.db", cliIndex: run + "/blame/cli-index/recall.db", file: blameFile, after: blameAfter },
   firstRowsBoundMs: Number(bound),
 }, null, 2));' "$RUN" "$PORT" "$LENS" "$RECALL_BIN" "${RECALL_E2E_SCREENSHOT:-}" "${RECALL_E2E_FIRST_ROWS_MS:-3000}" \
-  "$(dirname "$(dirname "$LENS")")" "$BLAME_FILE" "${RECALL_E2E_BLAME_SCREENSHOT:-}"
+  "$(dirname "$(dirname "$LENS")")" "$BLAME_FILE" "${RECALL_E2E_BLAME_SCREENSHOT:-}" "$BLAME_FIXTURE/after/billing/tiers.py"
 setsid env NODE_PATH="$HOST/tools/node_modules" node "$HERE/drive.js" "$RUN/drive.json" < /dev/null &
 DRIVER=$!
 PGIDS+=($DRIVER)
