@@ -666,7 +666,8 @@ function recallLogs() {
           await page.keyboard.press('Escape');
         }
       }
-      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, r.title, () => link.click());
+      // The transcript at that message: its heading in view (the title line may be scrolled away).
+      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, /## \d+\. assistant · /, () => link.click());
       check(ed.line > 1, `the blame link opened "${ed.tab}" at line ${ed.line}, want the message that wrote line ${r.startLine}`);
     });
     await page.close();
