@@ -666,8 +666,9 @@ function recallLogs() {
           await page.keyboard.press('Escape');
         }
       }
-      // The transcript at that message: its heading in view (the title line may be scrolled away).
-      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, /## \d+\. assistant · /, () => link.click());
+      // The transcript at that message: its heading in view (the title line may be scrolled away;
+      // Monaco shows spaces as NBSP, which \s matches).
+      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, /##\s\d+\.\sassistant\s/, () => link.click());
       check(ed.line > 1, `the blame link opened "${ed.tab}" at line ${ed.line}, want the message that wrote line ${r.startLine}`);
     });
     await page.close();
