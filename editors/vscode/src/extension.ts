@@ -46,11 +46,15 @@ import {
   reindexRequest,
   searchRequest,
   sessionsRequest,
+  statusRequest,
   transcriptRequest,
 } from './requests';
 import { describeServer, notFoundMessage, resolveServer, ServerSource, vsixTarget } from './server';
 import { CiteSource, citationOf, commandLine, ResumeCommand, resumeOf } from './resume';
 import { classifyInput, isSessionId, messageIndexAt, messageLine, SCHEME, SessionTarget, sessionUri } from './uri';
+
+/** How long after start the status (for its notices) is asked: after a first search typed at once, which matters more. */
+const STATUS_NOTICE_DELAY_MS = 2000;
 
 /** Keystroke debounce for search-as-you-type; short enough to feel live, long enough to skip most keystrokes. */
 const SEARCH_DEBOUNCE_MS = 150;
@@ -290,6 +294,17 @@ async function startClient(): Promise<LanguageClient> {
   }
   mark('server initialized');
   showStatus('running');
+  // The server attaches a search notice (no embedding model, …) to one
+  // search result per process; a result the client cancelled (a newer
+  // keystroke) loses it, so the status's notice is noted too. Later than
+  // start-up: the first search goes first on a busy machine.
+  setTimeout(() => {
+    if (client !== c) return;
+    request(statusRequest()).then(
+      (st) => noteNotices(st.semantic?.notice ? [st.semantic.notice] : []),
+      (err: unknown) => output.appendLine(`recall/status: ${String(err)}`),
+    );
+  }, STATUS_NOTICE_DELAY_MS);
   return c;
 }
 

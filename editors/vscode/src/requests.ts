@@ -69,3 +69,8 @@ export function messageIdsRequest(sessionId: string, source: string | undefined,
     params: { cursor: sessionId, mode: 'full', format: 'json', limit: Math.max(1, Math.floor(upTo)), ...(source ? { source } : {}) },
   };
 }
+
+/** The index and semantic status: its notice (e.g. no embedding model) goes to the log and the status bar once per start. */
+export function statusRequest(): Req<typeof Requests.status> {
+  return { method: Requests.status, params: {} };
+}
