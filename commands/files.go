@@ -54,6 +54,12 @@ var Files = Register(&Command[FilesParams, engine.FileSessionsResult]{
 			}
 			fmt.Fprintf(w, "%s  %s\n    %s · %s\n", s.ID, s.Title, where, render.ShortTime(s.Updated))
 		}
+		if len(res.Pitfalls) > 0 {
+			fmt.Fprintf(w, "bit us before (errors those sessions hit in it):\n")
+			for _, p := range res.Pitfalls {
+				fmt.Fprintf(w, "  %s  %s  %s: %s\n", render.ShortTime(p.Time), p.SessionID, render.Clip(p.Title, 40), p.Error)
+			}
+		}
 		return nil
 	},
 })

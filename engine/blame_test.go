@@ -177,6 +177,9 @@ func TestBlameFileErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing file: %v", err)
 	}
+	if _, err := e.Blame(context.Background(), BlameOptions{Path: fx.file, Text: fx.after, HasText: true, Line: 19}); err == nil || !strings.Contains(err.Error(), "line 19 is past its end (18 lines)") {
+		t.Errorf("line past the end: %v", err)
+	}
 	res, err := e.Blame(context.Background(), BlameOptions{Path: t.TempDir() + "/x.py", Text: "print(1)\n", HasText: true})
 	if err != nil || res.Lines != 1 || res.Attributed != 0 || len(res.Ranges) != 0 {
 		t.Errorf("untouched file: %+v %v", res, err)

@@ -66,3 +66,35 @@ func TestFromTool(t *testing.T) {
 		t.Error("broken input counted")
 	}
 }
+
+// A later write that rewrites the whole file wrote only what changed: the
+// lines it kept stay with their older authors.
+func TestReplayRewrite(t *testing.T) {
+	calls := []struct{ tool, input string }{
+		{"write", `{"filePath":"/p/a.py","content":"alpha = 1\nbeta = 2\ngamma = 3\n"}`},
+		{"edit", `{"filePath":"/p/a.py","oldString":"beta = 2\n","newString":"beta = 20\n"}`},
+		{"write", `{"filePath":"/p/a.py","content":"alpha = 1\nbeta = 20\ngamma = 3\ndelta = 4\n"}`},
+	}
+	var r Replay
+	var ops []Op
+	for i, c := range calls {
+		blocks, ok := FromTool(c.tool, c.input, "/p/a.py", "/p")
+		if !ok {
+			t.Fatalf("call %d not read", i)
+		}
+		ops = append(ops, Op{Key: i, Time: int64(i), Blocks: r.Apply(c.tool, c.input, blocks)})
+	}
+	got := Attribute([]string{"alpha = 1", "beta = 20", "gamma = 3", "delta = 4"}, ops)
+	if want := []int{0, 1, 0, 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// An edit that does not replay (a person changed the text between)
+	// leaves the next write claiming all it wrote.
+	r = Replay{}
+	r.Apply("write", `{"content":"x = 1\n"}`, nil)
+	r.Apply("edit", `{"oldString":"not there","newString":"y"}`, nil)
+	b := r.Apply("write", `{"content":"x = 1\n"}`, []Block{{Lines: []string{"x = 1"}, Written: []bool{true}}})
+	if !b[0].Written[0] {
+		t.Error("a write after a broken replay lost its line")
+	}
+}

@@ -38,6 +38,30 @@ command("RecallFiles", function(o)
   recall().file_sessions(o.args)
 end, { nargs = "?", complete = "file", desc = "Recall: past sessions that touched a file (default: this one)" })
 
+command("RecallBlame", function()
+  recall().blame(0)
+end, { desc = "Recall: show (or hide) which past session wrote each line of this buffer" })
+
+command("RecallBlameOpen", function()
+  require("recall.blame").open_line()
+end, { desc = "Recall: open the transcript at the message that wrote this line" })
+
+command("RecallCite", function(o)
+  recall().cite(o.args)
+end, { nargs = "?", desc = "Recall: copy a one-line citation of this transcript's message (or a ses_/msg_ id)" })
+
+command("RecallResume", function(o)
+  recall().resume(o.args)
+end, { nargs = "?", desc = "Recall: continue this transcript's session in OpenCode, in a terminal" })
+
+command("RecallNext", function()
+  require("recall.blame").jump(1)
+end, { desc = "Recall: next hit of the search query in this transcript" })
+
+command("RecallPrev", function()
+  require("recall.blame").jump(-1)
+end, { desc = "Recall: previous hit of the search query in this transcript" })
+
 command("RecallAttach", function()
   recall().attach(0)
 end, { desc = "Recall: attach the server to this buffer (hover, code lens)" })

@@ -58,15 +58,26 @@ made_lens_file=
 if [[ ! -e "$lens_file" ]] && mkdir -p "$(dirname "$lens_file")" 2>/dev/null; then
   printf 'def normalize_invoice_totals(lines):\n    return sum(lines)\n' >"$lens_file" && made_lens_file=1
 fi
+# The blame spec opens the file the blame fixture's sessions wrote, as
+# OpenCode left it (testdata/opencode/blame/after).
+blame_file=/tmp/ocgen/recall-blame/projects/billing/billing/tiers.py
+made_blame_file=
+if [[ ! -e "$blame_file" ]] && mkdir -p "$(dirname "$blame_file")" 2>/dev/null; then
+  cp testdata/opencode/blame/after/billing/tiers.py "$blame_file" && made_blame_file=1
+fi
 cleanup() {
   [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$tmp"
   if [[ -n "$made_lens_file" ]]; then
     rm -f "$lens_file"
     rmdir -p "$(dirname "$lens_file")" 2>/dev/null || true # only the empty dirs we made
   fi
+  if [[ -n "$made_blame_file" ]]; then
+    rm -f "$blame_file"
+    rmdir -p "$(dirname "$blame_file")" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
-export RECALL_TEST_LENS_FILE="$lens_file"
+export RECALL_TEST_LENS_FILE="$lens_file" RECALL_TEST_BLAME_FILE="$blame_file"
 unset OPENCODE_DB RECALL_NO_DAEMON
 
 total_ok=0; total_failed=0; summary=()
@@ -84,6 +95,7 @@ run_version() {
   rm -rf "$art"; mkdir -p "$art"
   mkdir -p "$vt"/{history,config,data,state,cache,run,runtime}
   cp testdata/opencode/v1/opencode.db "$vt/history/opencode.db"
+  cp testdata/opencode/blame/opencode.db "$vt/history/blame.db"
   echo "=== $("$nvim" --version | head -n 1) ($nvim, ready in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
 
   local ok=0 failed=0 spec name rc counts f spec_ok spec_failed
@@ -101,7 +113,7 @@ run_version() {
       (cd "$vt/run" && env XDG_CONFIG_HOME="$vt/config" XDG_DATA_HOME="$vt/data" XDG_STATE_HOME="$vt/state" \
         XDG_CACHE_HOME="$vt/cache" XDG_RUNTIME_DIR="$vt/runtime" \
         RECALL_TEST_BIN="$bin" RECALL_TEST_DB="$vt/history/opencode.db" RECALL_TEST_INDEX="$vt/index.db" \
-        RECALL_TEST_TMP="$vt/run" RECALL_TEST_NVIM_VERSION="$v" \
+        RECALL_TEST_TMP="$vt/run" RECALL_TEST_NVIM_VERSION="$v" RECALL_TEST_BLAME_DB="$vt/history/blame.db" \
         timeout 180 "$nvim" --headless -u NONE -i NONE -n \
         --cmd "set rtp^=$plugin" --cmd "runtime! plugin/recall.lua" \
         -c "luafile $spec" -c "cq 3" </dev/null) >"$vt/out" 2>&1

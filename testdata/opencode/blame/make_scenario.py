@@ -38,7 +38,12 @@ def price_for(units):
     return units * TIERS[-1][1]
 '''
 
-RUN_TESTS = {"name": "bash", "args": {"command": "python3 -m unittest discover -s tests -t . 2>&1", "description": "Run the billing unit tests"}}
+# The traceback's "File ..." lines name the Python install of the machine
+# that generated the fixture; they are left out (the exit code is kept), so
+# the committed history names no path of that machine.
+RUN_TESTS = {"name": "bash", "args": {
+    "command": "out=$(python3 -m unittest discover -s tests -t . 2>&1); rc=$?; printf '%s\\n' \"$out\" | grep -v '^  File '; exit $rc",
+    "description": "Run the billing unit tests"}}
 
 
 def tool(name, **args):

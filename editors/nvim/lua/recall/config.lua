@@ -30,6 +30,8 @@ M.defaults = {
   sessions_limit = 50,
   -- How long a transcript read or the server's initialize may take.
   timeout_ms = 15000,
+  -- The OpenCode executable :RecallResume runs (nil: "opencode" on the PATH).
+  resume_cmd = nil,
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -41,6 +43,7 @@ local types = {
   autostart = "boolean", filetypes = "table?", codelens = "boolean",
   keymaps = "boolean", picker = "string", open = "string",
   search_limit = "number", sessions_limit = "number", timeout_ms = "number",
+  resume_cmd = "string?",
 }
 
 local function check(opts)

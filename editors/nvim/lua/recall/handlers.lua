@@ -46,6 +46,11 @@ M.commands = {
     local arg = (command.arguments or {})[1] or {}
     require("recall").file_sessions(arg.path, arg)
   end,
+  -- The blame and pitfall lenses: {uri, sessionId, messageId}.
+  ["recall.openTranscript"] = function(command)
+    local arg = (command.arguments or {})[1] or {}
+    require("recall.blame").open_uri(arg.uri)
+  end,
 }
 
 M.lsp_handlers = {

@@ -4,7 +4,9 @@
 --   require("recall").setup{ db = "~/.local/share/opencode/opencode.db" }
 --
 -- Commands (plugin/recall.lua): :RecallSearch [query], :RecallSessions
--- [filter], :RecallRead <cursor> [mode], :RecallFiles [path].
+-- [filter], :RecallRead <cursor> [mode], :RecallFiles [path], :RecallBlame,
+-- :RecallBlameOpen, :RecallCite [target], :RecallResume [target],
+-- :RecallNext / :RecallPrev.
 local config = require("recall.config")
 local client = require("recall.client")
 local picker = require("recall.picker")
@@ -213,11 +215,37 @@ end
 function M.open_hit(hit, query)
   local name = hit.messageId and hit.messageId ~= "" and transcript.session_name(hit.sessionId, hit.messageId)
     or transcript.read_name(hit.cursor)
-  return transcript.open(name, { jump = hit_focus(hit, query) })
+  require("recall.blame").last_hit = hit
+  local bufnr = transcript.open(name, { jump = hit_focus(hit, query) })
+  -- ]h / [h (:RecallNext / :RecallPrev) jump between the query's hits.
+  if query and query ~= "" then
+    transcript.on_loaded(bufnr, function()
+      require("recall.blame").set_query(bufnr, query)
+    end)
+  end
+  return bufnr
 end
 
 function M.open_session(s)
+  require("recall.blame").last_hit = s
   return transcript.open(transcript.session_name(s.id))
+end
+
+-- blame shows which past session wrote each line of the buffer (toggle).
+function M.blame(bufnr, cb)
+  return require("recall.blame").toggle(bufnr, cb)
+end
+
+-- cite copies a one-line citation (target: a ses_/msg_ id, cursor or
+-- recall: URI; default the transcript's message under the cursor, else the
+-- hit last picked).
+function M.cite(target, done)
+  return require("recall.blame").copy_citation(target, done)
+end
+
+-- resume continues a session in OpenCode in a terminal (same targets).
+function M.resume(target, done)
+  return require("recall.blame").resume(target, done)
 end
 
 -- Commands -----------------------------------------------------------------

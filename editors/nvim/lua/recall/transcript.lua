@@ -102,6 +102,13 @@ local function nav_keymaps(bufnr)
   map("[r", "prev", "Recall: previous messages")
   map("[R", "head", "Recall: first messages")
   map("]R", "tail", "Recall: last messages")
+  -- ]r/[r page the window; ]h/[h move between the search query's hits.
+  vim.keymap.set("n", "]h", function()
+    require("recall.blame").jump(1)
+  end, vim.tbl_extend("force", opts, { desc = "Recall: next hit of the query" }))
+  vim.keymap.set("n", "[h", function()
+    require("recall.blame").jump(-1)
+  end, vim.tbl_extend("force", opts, { desc = "Recall: previous hit of the query" }))
   vim.keymap.set("n", "q", "<cmd>bdelete<cr>", vim.tbl_extend("force", opts, { desc = "Recall: close" }))
 end
 
