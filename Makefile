@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/recallhq/recall/commands.Version=$(VERSION)
 RACE_PKGS := ./engine/ ./engine/index/... ./engine/source/... ./engine/query/... ./engine/rank/... ./engine/render/... ./engine/live/... ./engine/vectors/... ./commands/... ./lsp/...
 
-.PHONY: all build test test-go test-race test-editors test-live check-tree eval bench fuzz vsix clean clean-cache
+.PHONY: all build test test-go test-race test-editors test-live check-tree eval bench fuzz vsix vscode-screenshot clean clean-cache
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./engine/query:FuzzParse ./engine/tokens:FuzzSplit ./engine/render:FuzzChatML \
 	./engine:FuzzDecodeCursor ./engine:FuzzSearch ./commands:FuzzDecodeParams ./engine/embed:FuzzTokenize
@@ -63,9 +63,16 @@ test-editors: build
 test-live: build
 	RECALL_BIN=$(CURDIR)/$(BIN) OCGEN_DIR=$(CURDIR)/tools/ocgen bash test/live-writer.sh
 
-# The VS Code extension as a .vsix (editors/vscode/recall-<version>.vsix).
+# The VS Code extension: one platform .vsix per target with the server
+# inside, plus a target-less one (editors/vscode/dist/).
 vsix:
 	editors/vscode/build.sh
+
+# The VS Code e2e test, also refreshing the screenshots committed with
+# editors/vscode/README.md (a plain run writes only to its cache dir).
+vscode-screenshot: build
+	RECALL_BIN=$(CURDIR)/$(BIN) RECALL_E2E_SCREENSHOT=$(CURDIR)/editors/vscode/screenshot.png \
+		RECALL_E2E_BLAME_SCREENSHOT=$(CURDIR)/editors/vscode/blame.png bash editors/vscode/test/e2e.sh
 
 # Ranking quality on the public corpus (testdata/corpus).
 eval:

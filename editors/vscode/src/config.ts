@@ -7,7 +7,8 @@ export interface RecallSettings {
 }
 
 export interface ServerLaunch {
-  command: string;
+  /** recall.serverPath, expanded; undefined when unset (see server.ts for what is started then). */
+  serverPath?: string;
   args: string[];
   initializationOptions: { db?: string; index?: string };
 }
@@ -29,10 +30,10 @@ export function expandPath(p: string | undefined, ctx: ExpandContext): string | 
 }
 
 /**
- * The server command line and initializationOptions for the settings:
- * recall.serverPath (else "recall" on PATH) started as "<bin> lsp";
- * databasePath and indexPath become initializationOptions db and index,
- * left out when unset so the server applies its own defaults.
+ * How to start the server for the settings: recall.serverPath (when set;
+ * else resolveServer picks the bundled binary or PATH's) started as
+ * "<bin> lsp"; databasePath and indexPath become initializationOptions
+ * db and index, left out when unset so the server applies its own defaults.
  */
 export function serverLaunch(settings: RecallSettings, ctx: ExpandContext = {}): ServerLaunch {
   const init: ServerLaunch['initializationOptions'] = {};
@@ -40,7 +41,10 @@ export function serverLaunch(settings: RecallSettings, ctx: ExpandContext = {}):
   const index = expandPath(settings.indexPath, ctx);
   if (db) init.db = db;
   if (index) init.index = index;
-  return { command: expandPath(settings.serverPath, ctx) ?? 'recall', args: ['lsp'], initializationOptions: init };
+  const launch: ServerLaunch = { args: ['lsp'], initializationOptions: init };
+  const serverPath = expandPath(settings.serverPath, ctx);
+  if (serverPath) launch.serverPath = serverPath;
+  return launch;
 }
 
 /** Setting keys whose change needs a server restart. */

@@ -112,15 +112,43 @@ export function hitSource(hit: Pick<Hit, 'role' | 'kind' | 'tool'>): string {
  * A search hit as a quick-pick row: the title, then directory · age ·
  * source, then the snippet. alwaysShow is set because the server already
  * ranked the rows; the quick pick's own fuzzy filter must not hide them.
+ * A title hit's snippet is the title, which the label already shows.
  */
 export function hitItem(hit: Hit, now: number = Date.now(), home?: string): PickItem {
   const parts = [compactDirectory(shortenDirectory(hit.directory, home)), ageString(hit.time, now), hitSource(hit)].filter(Boolean);
+  const snippet = oneLine(focusSnippet(hit.snippet, hit.highlights));
+  const titleOnly = hit.kind === 'title' && snippet === oneLine(hit.title);
   return {
     label: escapeIcons(hit.title || hit.sessionId || '(untitled session)'),
     description: escapeIcons(parts.join(' · ')),
-    detail: escapeIcons(oneLine(focusSnippet(hit.snippet, hit.highlights))),
+    detail: titleOnly ? 'the session title matches' : escapeIcons(snippet),
     alwaysShow: true,
   };
+}
+
+/**
+ * The hits worth a row each, in the server's order. Dropped: a repeat of
+ * a cursor or of a part (a tool call and its output come back as two hits
+ * of one part), a repeat of a snippet already shown for the same session,
+ * and a title hit of a session that also has a content hit here, since
+ * every row of that session already shows its title as the label. The
+ * server ranks a title hit above the content of its own session (a title
+ * matches whole), and a row that only repeats its label must not take row 1.
+ */
+export function distinctHits(hits: ReadonlyArray<Hit> | null | undefined): Hit[] {
+  const list = hits ?? [];
+  const withContent = new Set(list.filter((h) => h.kind !== 'title').map((h) => h.sessionId));
+  const seen = new Set<string>();
+  const out: Hit[] = [];
+  for (const h of list) {
+    if (h.kind === 'title' && withContent.has(h.sessionId)) continue;
+    const keys = [`c:${h.cursor}`, `s:${h.sessionId}\u0000${oneLine(h.snippet)}`];
+    if (h.partId) keys.push(`p:${h.sessionId}\u0000${h.partId}`);
+    if (keys.some((k) => seen.has(k))) continue;
+    for (const k of keys) seen.add(k);
+    out.push(h);
+  }
+  return out;
 }
 
 /** A session as a quick-pick row for "Browse Sessions". */
@@ -139,6 +167,12 @@ export function sessionItem(s: SessionInfo, now: number = Date.now(), home?: str
   };
 }
 
+/** The code lens pick's title: "Recall: 1 past session touched worker.py". */
+export function fileSessionsTitle(total: number, path: string): string {
+  return `Recall: ${plural(total, 'past session')} touched ${path.split(/[\\/]/).pop() ?? path}`;
+}
+
+/** "1 turn", "2 turns", "0 turns". */
 export function plural(n: number, word: string): string {
   const k = n ?? 0;
   return `${k} ${word}${k === 1 ? '' : 's'}`;

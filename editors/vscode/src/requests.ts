@@ -36,6 +36,11 @@ export function locateMessageRequest(sessionId: string, messageId: string): Req<
   return transcriptRequest(transcriptUri({ sessionId, around: messageId, limit: 1 }));
 }
 
+/** A session known by its id alone: its first message names it (session.title, for the tab). */
+export function locateSessionRequest(sessionId: string): Req<typeof Requests.transcript> {
+  return transcriptRequest(transcriptUri({ sessionId, limit: 1 }));
+}
+
 /** A transcript's text: recall/transcript {uri} (the fallback for workspace/textDocumentContent). */
 export function transcriptRequest(uri: string): Req<typeof Requests.transcript> {
   return { method: Requests.transcript, params: { uri } };
@@ -51,4 +56,21 @@ export function filesRequest(path: string): Req<typeof Requests.files> {
 
 export function reindexRequest(): Req<typeof Requests.reindex> {
   return { method: Requests.reindex, params: {} };
+}
+
+/**
+ * The first `upTo` messages of a session as JSON: the ids of the messages
+ * a transcript shows by number (message n is messages[n-1]), for a
+ * citation of the message at the caret.
+ */
+export function messageIdsRequest(sessionId: string, source: string | undefined, upTo: number): Req<typeof Requests.read> {
+  return {
+    method: Requests.read,
+    params: { cursor: sessionId, mode: 'full', format: 'json', limit: Math.max(1, Math.floor(upTo)), ...(source ? { source } : {}) },
+  };
+}
+
+/** The index and semantic status: its notice (e.g. no embedding model) goes to the log and the status bar once per start. */
+export function statusRequest(): Req<typeof Requests.status> {
+  return { method: Requests.status, params: {} };
 }

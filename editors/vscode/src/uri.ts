@@ -12,25 +12,48 @@ import { Scheme } from './protocol.gen';
 
 export const SCHEME = Scheme;
 
-/** A session as the server names it: its id, and the transcript URI to open when the server gives one. */
+/** A session as the server names it: its id, its title, and the transcript URI to open when the server gives one. */
 export interface SessionTarget {
   id: string;
+  title?: string;
   uri?: string;
 }
 
-/** What transcriptUri builds a URI from: server-given ids only. */
+/** What transcriptUri builds a URI from: server-given ids (and title) only. */
 export interface TranscriptTarget {
   sessionId: string;
+  /** The session's title: the URI's display segment, so the editor's tab says it. */
+  title?: string;
   /** A message id: the window around it. */
   around?: string;
   limit?: number;
+}
+
+/** Longest display segment, in characters: a tab shows about this much, and a URI stays short. */
+const DISPLAY_MAX = 80;
+
+/**
+ * The display segment for a title: "<title>.md" on one line, without
+ * path separators, at most DISPLAY_MAX characters, percent-encoded; ''
+ * for a blank title. The server ignores the segment (recall:/session/<id>/<display>);
+ * VS Code names the tab after it, and ".md" makes it markdown.
+ */
+export function displaySegment(title: string | undefined): string {
+  let t = (title ?? '')
+    .replace(/[\u0000-\u001f\u007f]/g, ' ')
+    .replace(/[/\\]/g, '-')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!t) return '';
+  if (t.length > DISPLAY_MAX) t = t.slice(0, DISPLAY_MAX - 1).trimEnd() + '…';
+  return encodeURIComponent(t + '.md');
 }
 
 const ID_RE = /^[A-Za-z0-9_-]+$/;
 
 /**
  * The URI of a session's transcript (around a message when given), in the
- * form the server reads: recall:/session/<sessionId>[?around=<messageId>][&limit=<n>].
+ * form the server reads: recall:/session/<sessionId>[/<title>.md][?around=<messageId>][&limit=<n>].
  * The only place this client writes a recall: URI.
  */
 export function transcriptUri(t: TranscriptTarget): string {
@@ -41,12 +64,13 @@ export function transcriptUri(t: TranscriptTarget): string {
     q.push(`around=${t.around}`);
   }
   if (t.limit && t.limit > 0) q.push(`limit=${Math.floor(t.limit)}`);
-  return `${SCHEME}:/session/${t.sessionId}${q.length ? '?' + q.join('&') : ''}`;
+  const display = displaySegment(t.title);
+  return `${SCHEME}:/session/${t.sessionId}${display ? '/' + display : ''}${q.length ? '?' + q.join('&') : ''}`;
 }
 
-/** The document of a whole session: the server's uri for it, else the one built from its id. */
+/** The document of a whole session: the server's uri for it, else the one built from its id and title. */
 export function sessionUri(s: SessionTarget): string {
-  return typeof s.uri === 'string' && s.uri.startsWith(SCHEME + ':') ? s.uri : transcriptUri({ sessionId: s.id });
+  return typeof s.uri === 'string' && s.uri.startsWith(SCHEME + ':') ? s.uri : transcriptUri({ sessionId: s.id, title: s.title });
 }
 
 /** What the user typed into "Open Transcript". */
@@ -101,4 +125,27 @@ export function messageLine(markdown: string, index: number): number {
     if (fence === undefined && line.startsWith(want)) return i;
   }
   return -1;
+}
+
+/**
+ * The number of the message whose section holds 0-based line `line` of a
+ * markdown transcript (the last "## <index>. " heading at or above it,
+ * outside code fences); 0 above the first message (the session header).
+ */
+export function messageIndexAt(markdown: string, line: number): number {
+  const lines = markdown.split('\n');
+  let fence: string | undefined;
+  let index = 0;
+  for (let i = 0; i <= Math.min(line, lines.length - 1); i++) {
+    const l = lines[i] ?? '';
+    const f = /^\s*(`{3,}|~{3,})/.exec(l);
+    if (f && f[1]) {
+      if (fence === undefined) fence = f[1][0]!.repeat(f[1].length);
+      else if (l.trim().startsWith(fence)) fence = undefined;
+      continue;
+    }
+    const h = fence === undefined ? /^## (\d+)\. /.exec(l) : null;
+    if (h) index = Number(h[1]);
+  }
+  return index;
 }

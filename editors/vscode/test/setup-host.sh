@@ -4,7 +4,7 @@
 #   apt: chromium libkrb5-dev build-essential python3 pkg-config
 #   npm: node@24 (headers included), code-server@4.139.1, playwright-core, @vscode/vsce
 set -euo pipefail
-DEST=${1:-${RECALL_E2E_CACHE:-/tmp/recall-e2e-cache}/vscode}
+DEST=${1:-${RECALL_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recall-test}/vscode}
 CODE_SERVER_VERSION=4.139.1
 mkdir -p "$DEST"; cd "$DEST"
 t0=$SECONDS

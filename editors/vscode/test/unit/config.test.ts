@@ -5,10 +5,9 @@ import { expandPath, serverLaunch } from '../../src/config';
 import { rewriteRecallLinks } from '../../src/links';
 
 describe('serverLaunch', () => {
-  it('defaults to recall on PATH with no initializationOptions', () => {
-    assert.deepEqual(serverLaunch({}), { command: 'recall', args: ['lsp'], initializationOptions: {} });
+  it('leaves the server to resolveServer when serverPath is unset, with no initializationOptions', () => {
+    assert.deepEqual(serverLaunch({}), { args: ['lsp'], initializationOptions: {} });
     assert.deepEqual(serverLaunch({ serverPath: '  ', databasePath: '', indexPath: undefined }), {
-      command: 'recall',
       args: ['lsp'],
       initializationOptions: {},
     });
@@ -19,7 +18,7 @@ describe('serverLaunch', () => {
       { home: '/home/ann', workspaceFolder: '/w' },
     );
     assert.deepEqual(got, {
-      command: '/home/ann/bin/recall',
+      serverPath: '/home/ann/bin/recall',
       args: ['lsp'],
       initializationOptions: { db: '/w/opencode.db', index: '/home/ann/idx.db' },
     });

@@ -4,7 +4,9 @@ import { describe, it } from 'node:test';
 import {
   ageString,
   compactDirectory,
+  distinctHits,
   escapeIcons,
+  fileSessionsTitle,
   focusSnippet,
   hitItem,
   oneLine,
@@ -161,5 +163,49 @@ describe('compactDirectory / focusSnippet', () => {
   it('leaves a snippet whose match is already near the start alone', () => {
     assert.equal(focusSnippet('a match here', [[2, 7]]), 'a match here');
     assert.equal(focusSnippet('no highlights', null), 'no highlights');
+  });
+});
+
+describe('distinctHits', () => {
+  const h = (over: Partial<Hit>): Hit => ({ ...hit, ...over });
+  // The server's answer to "nightly worker" on the v1 fixture (shortened):
+  // the session's title hit first, then its content hits.
+  const title = h({ cursor: 'c-title', partId: '', kind: 'title', role: '', tool: '', snippet: hit.title });
+  const prompt = h({ cursor: 'c-prompt', partId: 'prt_p', kind: 'text', role: 'user', tool: '', snippet: 'The nightly invoice worker failed' });
+  const call = h({ cursor: 'c-call', partId: 'prt_b', kind: 'tool', snippet: 'bash tail -n 4 logs/worker.log' });
+  const output = h({ cursor: 'c-call', partId: 'prt_b', kind: 'output', snippet: 'ERROR upstream rejected' });
+  const other = h({ sessionId: 'ses_2', title: 'Onboarding notes', cursor: 'c-other', partId: 'prt_o', kind: 'text', snippet: 'worker.py' });
+
+  it('drops the title hit of a session that has content hits, so a content row is row 1', () => {
+    const got = distinctHits([title, prompt, other]);
+    assert.deepEqual(got.map((x) => x.cursor), ['c-prompt', 'c-other']);
+  });
+  it('keeps a title hit when it is all its session has', () => {
+    const lone = h({ sessionId: 'ses_3', cursor: 'c-lone', partId: '', kind: 'title', snippet: hit.title });
+    assert.deepEqual(distinctHits([lone, other]).map((x) => x.cursor), ['c-lone', 'c-other']);
+  });
+  it('shows a part once: a tool call and its output share a cursor and a part', () => {
+    assert.deepEqual(distinctHits([call, output, prompt]).map((x) => x.kind), ['tool', 'text']);
+    assert.equal(distinctHits([call, h({ ...output, cursor: 'c-out' })]).length, 1, 'same part, another cursor');
+  });
+  it('shows a snippet once per session, but the same text in another session again', () => {
+    const again = h({ cursor: 'c-again', partId: 'prt_q', snippet: ' The nightly  invoice worker failed' });
+    const elsewhere = h({ sessionId: 'ses_4', cursor: 'c-else', partId: 'prt_r', snippet: prompt.snippet });
+    assert.deepEqual(distinctHits([prompt, again, elsewhere]).map((x) => x.cursor), ['c-prompt', 'c-else']);
+  });
+  it('keeps the server order otherwise, and takes null', () => {
+    assert.deepEqual(distinctHits([other, prompt]).map((x) => x.cursor), ['c-other', 'c-prompt']);
+    assert.deepEqual(distinctHits(null), []);
+  });
+  it('does not repeat the title as the snippet of a title row', () => {
+    assert.equal(hitItem(title, NOW).detail, 'the session title matches');
+  });
+});
+
+describe('plurals', () => {
+  it('says 1 past session, 2 past sessions in the code lens pick', () => {
+    assert.equal(fileSessionsTitle(1, '/w/ledger/worker.py'), 'Recall: 1 past session touched worker.py');
+    assert.equal(fileSessionsTitle(2, 'C:\\w\\worker.py'), 'Recall: 2 past sessions touched worker.py');
+    assert.equal(fileSessionsTitle(0, 'x.py'), 'Recall: 0 past sessions touched x.py');
   });
 });

@@ -19,6 +19,7 @@ import {
   filesRequest,
   locateCursorRequest,
   locateMessageRequest,
+  locateSessionRequest,
   Req,
   reindexRequest,
   searchRequest,
@@ -47,7 +48,7 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-vscode-contract-'));
     fs.copyFileSync(FIXTURE, path.join(dir, 'opencode.db'));
     const launch = serverLaunch({ serverPath: BIN, databasePath: path.join(dir, 'opencode.db'), indexPath: path.join(dir, 'index', 'index.db') });
-    proc = cp.spawn(launch.command, launch.args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    proc = cp.spawn(launch.serverPath!, launch.args, { stdio: ['pipe', 'pipe', 'pipe'] });
     proc.stderr?.resume();
     conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout!), new rpc.StreamMessageWriter(proc.stdin!));
     conn.onRequest(() => null); // window/workDoneProgress/create, codeLens refresh
@@ -147,6 +148,16 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     assert.ok(messageLine(res.text, 2) > 0);
   });
 
+  it('a URI named by the session title (the tab shows it) reads the same session, and an id alone names its title', async () => {
+    const res = await send(transcriptRequest(sessionUri({ id: SESSION, title: TITLE })));
+    assert.ok(res.text.startsWith(`# ${TITLE}`), res.text.slice(0, 80));
+    const located = await send(locateSessionRequest(SESSION));
+    assert.equal(located.session.title, TITLE);
+    // The server names the session's document itself (its title as a slug, and the source): that URI is the one opened.
+    assert.equal(sessionUri(located.session), located.session.uri);
+    assert.match(located.session.uri, new RegExp(`^recall:/session/${SESSION}/investigate-nightly-worker-failure\\.md(\\?|$)`));
+  });
+
   it('a bad transcript URI is invalid params (-32602)', async () => {
     await assert.rejects(send(transcriptRequest('recall:/session/nope')), (e: { code?: number }) => e.code === ErrorCodes.invalidParams);
   });
@@ -175,10 +186,16 @@ describe('against recall lsp', { skip: BIN ? false : 'set RECALL_BIN to run agai
     const lenses = await conn.sendRequest<Array<{ command: { command: string; arguments: unknown[] } }>>('textDocument/codeLens', {
       textDocument: { uri },
     });
-    assert.equal(lenses.length, 1);
+    // The file lens first; then the server's pitfall and blame lenses, whose
+    // command (recall.openTranscript {uri, ...}) this extension must also have.
+    assert.ok(lenses.length >= 1);
     const pkg = JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8')) as { contributes: { commands: Array<{ command: string }> } };
-    assert.ok(pkg.contributes.commands.some((c) => c.command === lenses[0]!.command.command), lenses[0]!.command.command);
+    for (const l of lenses) assert.ok(pkg.contributes.commands.some((c) => c.command === l.command.command), l.command.command);
     assert.equal(lenses[0]!.command.command, ClientCommands.showFileSessions);
+    for (const l of lenses.slice(1)) {
+      assert.equal(l.command.command, 'recall.openTranscript');
+      assert.match(String((l.command.arguments[0] as { uri?: unknown }).uri), /^recall:/);
+    }
     const arg = lenses[0]!.command.arguments[0] as { path: string; total: number; sessionIds: string[] };
     assert.equal(arg.path, TOUCHED);
     assert.ok(arg.sessionIds.includes(SESSION));

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { classifyInput, messageLine, sessionUri, transcriptUri } from '../../src/uri';
+import { classifyInput, displaySegment, messageIndexAt, messageLine, sessionUri, transcriptUri } from '../../src/uri';
 
 describe('transcriptUri / sessionUri', () => {
   it('builds the server contract form recall:/session/<id>', () => {
@@ -13,6 +13,20 @@ describe('transcriptUri / sessionUri', () => {
   it('rejects ids that would escape the path or the query', () => {
     assert.throws(() => transcriptUri({ sessionId: '../etc' }), /not a session id/);
     assert.throws(() => transcriptUri({ sessionId: 'ses_a', around: 'msg_b&mode=full' }), /not a message id/);
+  });
+  it('names the document after the session title (the tab shows it): a display segment the server ignores', () => {
+    assert.equal(
+      transcriptUri({ sessionId: 'ses_a', title: 'Investigate nightly worker failure' }),
+      'recall:/session/ses_a/Investigate%20nightly%20worker%20failure.md',
+    );
+    assert.equal(
+      sessionUri({ id: 'ses_a', title: 'Fix a/b? #1 100%' }),
+      'recall:/session/ses_a/Fix%20a-b%3F%20%231%20100%25.md',
+      'no path separator, query or fragment escapes the segment',
+    );
+    assert.equal(decodeURIComponent(displaySegment('x'.repeat(200))).length, 80 + '.md'.length);
+    assert.equal(transcriptUri({ sessionId: 'ses_a', title: ' \n ' }), 'recall:/session/ses_a', 'a blank title adds nothing');
+    assert.equal(transcriptUri({ sessionId: 'ses_a', title: 'T', around: 'msg_b', limit: 1 }), 'recall:/session/ses_a/T.md?around=msg_b&limit=1');
   });
   it("opens the server's uri for a session when it gives one, else builds it from the id", () => {
     assert.equal(sessionUri({ id: 'ses_a', uri: 'recall:/session/laptop/ses_a/Fix%20it.md' }), 'recall:/session/laptop/ses_a/Fix%20it.md');
@@ -63,5 +77,16 @@ describe('messageLine', () => {
   });
   it('returns -1 when the message is not in the document', () => {
     assert.equal(messageLine(md, 3), -1);
+  });
+});
+
+describe('messageIndexAt', () => {
+  const md = ['# T', '', '`ses_x` · …', '', '## 1. user · t', 'hi', '```', '## 9. not a heading', '```', '## 2. assistant · t', 'ok'].join('\n');
+  it('names the message whose section holds the line, skipping fenced headings', () => {
+    assert.equal(messageIndexAt(md, 0), 0);
+    assert.equal(messageIndexAt(md, 4), 1);
+    assert.equal(messageIndexAt(md, 8), 1);
+    assert.equal(messageIndexAt(md, 10), 2);
+    assert.equal(messageIndexAt(md, 99), 2);
   });
 });
