@@ -74,7 +74,7 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
   for (const g of res.suggestions ?? []) out.push(`try: ${suggestionLine(g)}`)
   const cov = res.coverage
   if (cov) {
-    const scanned = `scanned ${cov.sessions} sessions, ${cov.parts} parts, ${formatBytes(cov.bytes)}`
+    const scanned = `scanned ${count(cov.sessions, "session")}, ${count(cov.parts, "part")}, ${formatBytes(cov.bytes)}`
     out.push(cov.complete ? `coverage: ${scanned} (all of it)` : `coverage: ${scanned}; stopped at its budget: resume with history_search {"continue": true}`)
   }
   // A notice that repeats the coverage line (the scan stopped, pass continue) is left out.
@@ -103,6 +103,11 @@ export function suggestionLine(g: Suggestion): string {
 
 function formatBytes(n: number): string {
   return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${Math.round(n / 1024)} KiB` : `${n} B`
+}
+
+/** n and the word, plural unless n is 1 ("1 tool call", "2 tool calls"). */
+export function count(n: number, word: string, plural = word + "s"): string {
+  return `${n} ${n === 1 ? word : plural}`
 }
 
 /** One line of a hit's score breakdown. */
@@ -155,7 +160,7 @@ export function formatSessions(res: SessionsResult, sessions: SessionInfo[], vie
   const several = new Set(sessions.map((s) => s.source)).size > 1
   sessions.forEach((s, i) => {
     out.push("")
-    const counts = `${s.messages} msgs, ${s.toolCalls} tool calls`
+    const counts = `${count(s.messages, "msg")}, ${count(s.toolCalls, "tool call")}`
     const from = several && s.source ? ` · from ${s.source}` : ""
     out.push(`[${i + 1}] ${s.title || "(untitled)"} · ${shortTime(s.updated)} · ${counts} · ${s.id}${from}`)
     if (s.directory && s.directory !== view.cwd) out.push(`    dir: ${s.directory}`)
@@ -177,7 +182,7 @@ function sessionLines(out: string[], sessions: SessionInfo[], cwd: string | unde
   sessions.forEach((s, i) => {
     out.push("")
     const from = several && s.source ? ` · from ${s.source}` : ""
-    out.push(`[${i + 1}] ${s.title || "(untitled)"} · ${shortTime(s.updated)} · ${s.messages} msgs, ${s.toolCalls} tool calls · ${s.id}${from}`)
+    out.push(`[${i + 1}] ${s.title || "(untitled)"} · ${shortTime(s.updated)} · ${count(s.messages, "msg")}, ${count(s.toolCalls, "tool call")} · ${s.id}${from}`)
     if (s.directory && s.directory !== cwd) out.push(`    dir: ${s.directory}`)
     out.push(`    cursor: ${s.cursor}`)
   })
@@ -201,12 +206,12 @@ export function formatFiles(res: FileSessionsResult, sessions: SessionInfo[], vi
 export function formatStatus(st: Status): string {
   const out: string[] = []
   const sources = st.sources?.length ? st.sources : [{ name: st.source, path: "", sessions: st.sessions, parts: st.parts, freshness: st.freshness, demo: st.demo }]
-  out.push(`${st.sessions} sessions, ${st.messages} messages, ${st.parts} parts in ${sources.length} histor${sources.length === 1 ? "y" : "ies"}; index ${Math.round(st.indexBytes / 1024)} KiB, schema ${st.schemaVersion}.`)
+  out.push(`${count(st.sessions, "session")}, ${count(st.messages, "message")}, ${count(st.parts, "part")} in ${count(sources.length, "history", "histories")}; index ${Math.round(st.indexBytes / 1024)} KiB, schema ${st.schemaVersion}.`)
   for (const s of sources) {
     const f = s.freshness
     const fresh = f?.busy ? "syncing" : f?.stale ? `stale (synced ${shortTime(f.syncedAt) || "never"})` : `fresh (synced ${shortTime(f?.syncedAt)})`
     const err = "error" in s && s.error ? ` · error: ${s.error}` : ""
-    out.push(`- ${s.name}${s.demo ? " (demo history)" : ""}: ${s.sessions} sessions, ${s.parts} parts, ${fresh}${s.path ? ` · ${s.path}` : ""}${err}`)
+    out.push(`- ${s.name}${s.demo ? " (demo history)" : ""}: ${count(s.sessions, "session")}, ${count(s.parts, "part")}, ${fresh}${s.path ? ` · ${s.path}` : ""}${err}`)
   }
   const sem = st.semantic
   out.push(sem?.installed ? `semantic search: ${sem.model ?? "model"}, ${sem.embedded}/${sem.total} embedded${sem.notice ? ` (${sem.notice})` : ""}` : `semantic search: off${sem?.notice ? ` (${sem.notice})` : " (no model installed; lexical search works)"}`)

@@ -6,7 +6,7 @@
 import * as path from "node:path"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin/tool"
 import { RecallError, type CallOptions } from "./client.js"
-import { formatFiles, formatGet, formatRead, formatSearch, formatSessions, formatStatus, readTitle } from "./format.js"
+import { count, formatFiles, formatGet, formatRead, formatSearch, formatSessions, formatStatus, readTitle } from "./format.js"
 import {
   AuthorValues,
   GroupValues,
@@ -665,7 +665,7 @@ export function createTools(s: ToolSettings): Record<string, ToolDefinition> {
     args: {},
     async execute(_args, ctx) {
       const res = await run(s, "history_status", Requests.status, {}, ctx)
-      return { title: `${res.sessions} sessions`, output: formatStatus(res), metadata: { sessions: res.sessions } }
+      return { title: count(res.sessions, "session"), output: formatStatus(res), metadata: { sessions: res.sessions } }
     },
   })
 

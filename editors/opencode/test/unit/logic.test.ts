@@ -235,7 +235,7 @@ describe("formatting", () => {
     const s = session("ses_1", { firstPrompt: "fix   the\nworker", children: [{ id: "ses_k", source: "local", title: "Audit (@explore subagent)" }] })
     const text = formatSessions({ sessions: [s], next: "rp1.n" }, [s], { cwd: "/d", hidden: 1 })
     assert.match(text, /^1 session, newest first \(this session left out\)\./)
-    assert.match(text, /\[1\] T ses_1 · 2026-11-29 10:00Z · 3 msgs, 1 tool calls · ses_1\n    subagents: Audit \(@explore subagent\)\n    prompt: fix the worker\n    cursor: rc1.ses_1/)
+    assert.match(text, /\[1\] T ses_1 · 2026-11-29 10:00Z · 3 msgs, 1 tool call · ses_1\n    subagents: Audit \(@explore subagent\)\n    prompt: fix the worker\n    cursor: rc1.ses_1/)
     assert.match(text, /"page": 2$/)
     assert.match(formatSessions({ sessions: [] }, [], {}), /^No past sessions match/)
   })
