@@ -28,19 +28,19 @@ export function queryTerms(query: string): string[] {
 }
 
 /** A match: [start, end) string offsets into the text. */
-export type Match = readonly [number, number];
+export type TextSpan = readonly [number, number];
 
 /** Where the terms occur in text, in order, none overlapping (a longer term wins where two start at once). */
-export function findMatches(text: string, terms: ReadonlyArray<string>): Match[] {
+export function findMatches(text: string, terms: ReadonlyArray<string>): TextSpan[] {
   if (terms.length === 0 || !text) return [];
   const lower = text.toLowerCase();
-  const found: Match[] = [];
+  const found: TextSpan[] = [];
   for (const t of terms) {
     if (!t) continue;
     for (let i = lower.indexOf(t); i >= 0; i = lower.indexOf(t, i + 1)) found.push([i, i + t.length]);
   }
   found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
-  const out: Match[] = [];
+  const out: TextSpan[] = [];
   for (const m of found) {
     const last = out[out.length - 1];
     if (last && m[0] < last[1]) continue;
@@ -54,7 +54,7 @@ export function findMatches(text: string, terms: ReadonlyArray<string>): Match[]
  * (forward) or the last one starting before it (backward), wrapping
  * around the document's end. -1 when there are none.
  */
-export function nextMatch(matches: ReadonlyArray<Match>, offset: number, forward: boolean): number {
+export function nextMatch(matches: ReadonlyArray<TextSpan>, offset: number, forward: boolean): number {
   if (matches.length === 0) return -1;
   if (forward) {
     const i = matches.findIndex((m) => m[0] > offset);
