@@ -31,24 +31,7 @@ func (r *Replay) Apply(tool, input string, blocks []Block) []Block {
 			before := SplitLines(r.text)
 			b := blocks[0]
 			written := append([]bool(nil), b.Written...)
-			ids := map[string]int32{}
-			intern := func(ls []string) []int32 {
-				out := make([]int32, len(ls))
-				for i, l := range ls {
-					id, ok := ids[l]
-					if !ok {
-						id = int32(len(ids))
-						ids[l] = id
-					}
-					out[i] = id
-				}
-				return out
-			}
-			n, o := intern(b.Lines), intern(before)
-			if len(n)*len(o) <= MaxLCSCells {
-				for _, p := range lcs(n, o, func(i, j int) bool { return n[i] == o[j] }, 0) {
-					written[p.b] = false
-				}
+			if markShared(written, b.Lines, before) {
 				blocks = []Block{{Lines: b.Lines, Written: written}}
 			}
 		}

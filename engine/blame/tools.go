@@ -87,6 +87,15 @@ func FromTool(tool, input, path, dir string) (blocks []Block, ok bool) {
 func editBlock(oldS, newS string) Block {
 	oldL, newL := SplitLines(oldS), SplitLines(newS)
 	written := all(len(newL), true)
+	markShared(written, newL, oldL)
+	return Block{Lines: newL, Written: written}
+}
+
+// markShared marks as not written (false) each line of newL that a
+// longest common subsequence shares with oldL, and reports whether the two
+// were small enough to compare (MaxLCSCells); when not, written is left as
+// it was.
+func markShared(written []bool, newL, oldL []string) bool {
 	ids := map[string]int32{}
 	intern := func(ls []string) []int32 {
 		out := make([]int32, len(ls))
@@ -101,12 +110,13 @@ func editBlock(oldS, newS string) Block {
 		return out
 	}
 	n, o := intern(newL), intern(oldL)
-	if len(n)*len(o) <= MaxLCSCells {
-		for _, p := range lcs(n, o, func(i, j int) bool { return n[i] == o[j] }, 0) {
-			written[p.b] = false
-		}
+	if len(n)*len(o) > MaxLCSCells {
+		return false
 	}
-	return Block{Lines: newL, Written: written}
+	for _, p := range lcs(n, o, func(i, j int) bool { return n[i] == o[j] }, 0) {
+		written[p.b] = false
+	}
+	return true
 }
 
 // patchBlocks reads the hunks of an apply_patch text for path: "*** Add
