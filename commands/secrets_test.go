@@ -153,7 +153,7 @@ func sweepSecrets(t *testing.T, ps fixtures.Secrets) {
 	for _, w := range ps.Searchable {
 		r := cli(t, append(append([]string{"search", "--json"}, base...), "--", w)...)
 		if w == "ci-deployer" {
-			// Known (notes/agent-engine.md): the curl -u rule redacts the
+			// Known: the curl -u rule redacts the
 			// user name with the password (`-u [redacted:curl-auth-user]`),
 			// so the fixture's "searchable" user is not. This sweep ran on
 			// the bundled demo until its flags moved before "--", which

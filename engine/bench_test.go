@@ -21,7 +21,7 @@ import (
 
 // RECALL_BENCH_DB and RECALL_BENCH_INDEX may each list several paths (with
 // the OS list separator, ":"): one source and its index each, searched as
-// one (the multi-source figures in notes/multisource.md).
+// one (the several-histories figures in docs/benchmarks.md).
 func benchEngine(b *testing.B) *Engine {
 	b.Helper()
 	db, ix := os.Getenv("RECALL_BENCH_DB"), os.Getenv("RECALL_BENCH_INDEX")

@@ -16,7 +16,7 @@ const (
 	// DefaultGetLength is a page of get, about 2,500 tokens for an agent:
 	// on the public fixtures' part texts and tool outputs a cl100k_base
 	// token covers 3.1-3.3 characters (v1 3.08, secrets2 3.28; measured
-	// with tiktoken-go, notes/agent-engine.md), so 8,000 characters are
+	// with tiktoken-go), so 8,000 characters are
 	// 2,400-2,600 tokens: one tool result's worth, and every part of the
 	// fixtures but W1's 51 KB build output fits in one page.
 	DefaultGetLength = 8000

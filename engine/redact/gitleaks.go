@@ -13,7 +13,7 @@ import (
 // TestGitleaksRulesMatchTheModule). The binary carries this table instead
 // of importing gitleaks: its config loader (viper) costs 43 ms at every CLI
 // start and 2.4 MB of binary, and its detector runs at a quarter of the old
-// redactor's speed (measured in notes/trust-secrets.md).
+// redactor's speed (measured when the rules were adopted).
 type gitleaksRule struct {
 	ID          string
 	Regex       string

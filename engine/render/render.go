@@ -20,7 +20,7 @@ const (
 	// away (a cut output says so). It was 2,800 (2,000 + 800). A default
 	// read of 60 random sessions of the 1,000-session benchmark clone
 	// costs 3,135 cl100k tokens on average at 2,800, 3,054 at 1,600 and
-	// 2,967 at 1,200 (notes/agent-engine.md): outputs are a small share
+	// 2,967 at 1,200 (measured with tiktoken-go): outputs are a small share
 	// of a window (texts and inputs weigh more), so the budget trims ~3%
 	// and 1,600 keeps a tail of 458 bytes, the last 5-6 lines where
 	// errors and exit notes sit.
