@@ -26,7 +26,10 @@ const SEARCH_TITLE = 'Recall: Search History';
 const FIND_QUERY = 'quota';
 // The big history: a query whose server answer has a title hit first and a
 // tool call and its output as two hits of one part (one cursor).
-const BIG_QUERY = 'error';
+// A word of the target session's title and content. ("error" matched the
+// titles of 30 other sessions, which VS Code's quick pick sorts above the
+// server's order by their label match; its stable API cannot turn that off.)
+const BIG_QUERY = 'borrow';
 const BIG_TITLE = 'Fix E0502 borrow error in Filter::matches';
 
 const t0 = Date.now();
@@ -341,12 +344,13 @@ function recallLogs() {
       fs.writeFileSync(path.join(runDir, 'rows-big.json'), JSON.stringify(rows, null, 2));
       check((await pickTitle(page)) === SEARCH_TITLE, `the quick pick's title is "${await pickTitle(page)}", want "${SEARCH_TITLE}" alone`);
       checkRows(`"${BIG_QUERY}"`, rows);
-      // The server answers a title hit, then a tool call and its output
-      // (one part, one cursor) for this session: one row is right.
+      // One row per distinct part of this session: a title hit beside its
+      // session's content, or a repeated cursor, adds none (the server no
+      // longer sends either; the unit tests feed the client both).
       const hits = serverHits(BIG_QUERY).filter((h) => h.title === BIG_TITLE);
       const parts = new Set(hits.filter((h) => h.kind !== 'title').map((h) => h.cursor));
       const shown = rows.filter((r) => r.label === BIG_TITLE).length;
-      check(hits.length > parts.size, `the server no longer answers "${BIG_QUERY}" with repeats for "${BIG_TITLE}"; pick another query`);
+      check(parts.size > 0, `the server answers "${BIG_QUERY}" with no content hit of "${BIG_TITLE}"`);
       check(shown === parts.size, `"${BIG_TITLE}" has ${shown} rows for ${hits.length} hits of ${parts.size} distinct parts; want one row per part`);
       await page.keyboard.press('Escape');
       await page.locator('.quick-input-widget').first().waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
