@@ -11,6 +11,7 @@ import (
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/query"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // SearchParams are the params of `search` (CLI flags, JSON-RPC fields).
@@ -211,7 +212,7 @@ func printCoverage(w io.Writer, res engine.SearchResult) {
 	if !c.Complete {
 		state = "stopped before the end: more may match"
 	}
-	fmt.Fprintf(w, "scanned %d sessions, %d parts, %s (%s)\n", c.Sessions, c.Parts, humanBytes(c.Bytes), state)
+	fmt.Fprintf(w, "scanned %s, %s, %s (%s)\n", render.Count(c.Sessions, "session"), render.Count(c.Parts, "part"), humanBytes(c.Bytes), state)
 	if res.Continue != "" {
 		fmt.Fprintf(w, "more: recall search --match %s --continue %s (same query and filters)\n", res.Mode, res.Continue)
 	}

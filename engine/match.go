@@ -373,8 +373,8 @@ func (e *Engine) matchSearch(ctx context.Context, shs []*shard, p SearchParams, 
 		case len(res.Hits) < p.Limit:
 			why = fmt.Sprintf("its %s time budget", limit)
 		}
-		res.Notices = append(res.Notices, fmt.Sprintf("the %s scan stopped at %s after %d sessions and %d parts; pass continue (--continue CURSOR) to resume where it stopped",
-			p.Match, why, cov.Sessions, cov.Parts))
+		res.Notices = append(res.Notices, fmt.Sprintf("the %s scan stopped at %s after %s and %s; pass continue (--continue CURSOR) to resume where it stopped",
+			p.Match, why, render.Count(cov.Sessions, "session"), render.Count(cov.Parts, "part")))
 	}
 	res.Coverage = &cov
 	return nil

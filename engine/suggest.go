@@ -7,6 +7,7 @@ import (
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
+	"github.com/recallhq/recall/engine/render"
 )
 
 // maxSuggestCount bounds each "how many hits without this filter" count:
@@ -59,7 +60,7 @@ func (e *Engine) suggest(ctx context.Context, shs []*shard, p SearchParams, q qu
 		if !res.Coverage.Complete {
 			state = "stopped by a budget: continue to scan the rest"
 		}
-		cov.Text = fmt.Sprintf("scanned %d sessions and %d parts (%s)", cov.Sessions, cov.Parts, state)
+		cov.Text = fmt.Sprintf("scanned %s and %s (%s)", render.Count(cov.Sessions, "session"), render.Count(cov.Parts, "part"), state)
 	} else {
 		for _, sh := range shs {
 			if c, err := sh.ix.Counts(ctx); err == nil {
@@ -67,7 +68,7 @@ func (e *Engine) suggest(ctx context.Context, shs []*shard, p SearchParams, q qu
 				cov.Parts += c.Parts
 			}
 		}
-		cov.Text = fmt.Sprintf("searched the index of %d sessions and %d parts", cov.Sessions, cov.Parts)
+		cov.Text = fmt.Sprintf("searched the index of %s and %s", render.Count(cov.Sessions, "session"), render.Count(cov.Parts, "part"))
 	}
 	// The query is the user's, but suggestions are an output: a pasted
 	// secret is not echoed back (the text never quotes the query whole).
