@@ -1,4 +1,4 @@
-package engine
+package main
 
 import (
 	"encoding/json"
@@ -29,7 +29,6 @@ type listedPackage struct {
 func goList(t *testing.T, args ...string) []listedPackage {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Dir,GoFiles,Imports,Deps", "-test=false"}, args...)...)
-	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -119,7 +118,7 @@ func TestLayeringNoSQLOutsideIndexAndSources(t *testing.T) {
 					return true
 				}
 				if sqlStatement.MatchString(s) {
-					t.Errorf("%s: SQL %q outside engine/index; add an index method instead", fset.Position(lit.Pos()), clip(s, 60))
+					t.Errorf("%s: SQL %q outside engine/index; add an index method instead", fset.Position(lit.Pos()), firstRunes(s, 60))
 				}
 				return true
 			})
@@ -146,4 +145,12 @@ func TestSQLStatementPattern(t *testing.T) {
 			t.Errorf("%q: matched %v, want %v", s, got, want)
 		}
 	}
+}
+
+// firstRunes is s cut to n runes, for a message.
+func firstRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
