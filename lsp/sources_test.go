@@ -6,20 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recallhq/recall/internal/fixtures"
 )
 
 // copyHistory copies a committed fixture's opencode.db to dir/opencode.db.
 func copyHistory(t *testing.T, fixture, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "opencode", fixture, "opencode.db"))
+	p, err := fixtures.CopyHistory("..", fixture, dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "opencode.db")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
