@@ -161,3 +161,25 @@ func TestRepeatedNoticesOnceADay(t *testing.T) {
 		t.Errorf("--json lost the no-model notice: %v", res.Notices)
 	}
 }
+
+// The README's first command on a machine with no OpenCode history: no
+// flags, no config, a fresh HOME. It searches the bundled demo history and
+// says so once on stderr, and the next run (same day) stays quiet.
+func TestReadmeFirstCommandOnTheDemo(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "OPENCODE_DB", "RECALL_CONFIG"} {
+		t.Setenv(v, "")
+	}
+	first := cli(t, "search", "webhook retry storm")
+	if first.code != 0 || !strings.Contains(first.stdout, "Stop webhook retry storm with backoff and jitter") {
+		t.Fatalf("recall search on a fresh HOME: exit %d\nstdout %q\nstderr %q", first.code, first.stdout, first.stderr)
+	}
+	if !strings.Contains(first.stderr, "demo") {
+		t.Errorf("the first run does not say it searched the demo history: %q", first.stderr)
+	}
+	again := cli(t, "search", "webhook retry storm")
+	if again.code != 0 || again.stdout != first.stdout || strings.Contains(again.stderr, "demo") {
+		t.Errorf("the second run: exit %d, same hits %v, stderr %q (the demo notice is said once a day)", again.code, again.stdout == first.stdout, again.stderr)
+	}
+}
