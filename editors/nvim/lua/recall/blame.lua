@@ -2,7 +2,7 @@
 -- session wrote each line of a buffer (recall/blame), a one-line citation
 -- of a session or message, and continuing a session in OpenCode
 -- (recall/cite's resume argv, run in a terminal). See lsp/README.md and
--- notes/blame.md for the wire shapes.
+-- docs/wire.md for the wire shapes.
 local client = require("recall.client")
 local config = require("recall.config")
 
