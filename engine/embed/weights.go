@@ -2,8 +2,8 @@ package embed
 
 import (
 	"fmt"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nlpodyssey/cybertron/pkg/models/bert"
 	"github.com/nlpodyssey/spago/mat"

@@ -72,7 +72,7 @@ func (vs *Set) fixedSections() [][]byte {
 	return [][]byte{
 		sliceBytes(vs.rid), sliceBytes(vs.hash), sliceBytes(vs.scale),
 		sliceBytes(vs.sess), sliceBytes(vs.root), sliceBytes(vs.dir), sliceBytes(vs.tool),
-		sliceBytes(vs.kind), sliceBytes(vs.role), sliceBytes(vs.time), sliceBytes(vs.bits),
+		sliceBytes(vs.kind), sliceBytes(vs.role), sliceBytes(vs.time),
 	}
 }
 
@@ -92,9 +92,6 @@ func pad8(n int) int { return (n + 7) &^ 7 }
 func (vs *Set) WriteFile(path string, st Stamp) (err error) {
 	if !vs.sortedByRID() {
 		return errors.New("write vector file: set is not in rid order")
-	}
-	if vs.bits == nil {
-		vs.buildBits()
 	}
 	if err := checkReplaceable(path); err != nil {
 		return err
@@ -319,9 +316,8 @@ func decodeFile(mem []byte, want Stamp) (*Set, Stamp, error) {
 	}
 	strLen := int(binary.LittleEndian.Uint64(mem[off:]))
 	off += 8
-	words := (d + 63) / 64
 	// Bytes of each fixed section, in fixedSections order, then the slab.
-	sizes := []int{8 * n, 8 * n, 4 * n, 4 * n, 4 * n, 4 * n, 4 * n, n, n, 8 * n, 8 * words * n}
+	sizes := []int{8 * n, 8 * n, 4 * n, 4 * n, 4 * n, 4 * n, 4 * n, n, n, 8 * n}
 	need := off + pad8(strLen)
 	for _, s := range sizes {
 		need += pad8(s)
@@ -362,7 +358,6 @@ func decodeFile(mem []byte, want Stamp) (*Set, Stamp, error) {
 	vs.kind = castSlice[uint8](secs[7], n)
 	vs.role = castSlice[uint8](secs[8], n)
 	vs.time = castSlice[int64](secs[9], n)
-	vs.bits = castSlice[uint64](secs[10], words*n)
 	vs.vec = castSlice[int8](mem[off:off+n*d], n*d)
 	// Interned ids index the string tables: one out of range would be a
 	// panic in a filter, so they are checked once here.

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 func openNoFollow(path string) (*os.File, error) {
@@ -53,4 +55,13 @@ func mapFile(f *os.File, size int64) ([]byte, func(), error) {
 		return nil, nil, err
 	}
 	return b, func() { _ = syscall.Munmap(b) }, nil
+}
+
+var pageSize = os.Getpagesize()
+
+// dropPages tells the kernel this process no longer needs b's pages of a
+// shared read-only file mapping: they leave the resident set and are read
+// back from the page cache if touched again.
+func dropPages(b []byte) {
+	_ = unix.Madvise(b, unix.MADV_DONTNEED)
 }

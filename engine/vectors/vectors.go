@@ -8,11 +8,11 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	mathbits "math/bits"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
@@ -52,9 +52,6 @@ type Set struct {
 	parent map[int32]int32 // subagent session -> parent session, interned
 	family map[int32]int32 // subagent session -> its family's root, interned
 
-	// bits are the vectors' signs, words per vector (see searchBinary);
-	// nil until a search or WriteFile needs them, and again after a change.
-	bits []uint64
 	// unmap is set while the slices above point into a mapped vector file
 	// (OpenFile); the set is copied to the heap before it changes.
 	unmap func()
@@ -111,7 +108,6 @@ func (vs *Set) Add(r *index.VectorRow) {
 	if n != vs.dims {
 		return // another model's row; the key check makes this unreachable
 	}
-	vs.bits = nil
 	if i, ok := vs.pos[r.DocRID]; ok {
 		vs.set(int(i), r)
 		return
@@ -149,7 +145,6 @@ func (vs *Set) remove(gone map[int64]bool) {
 		return
 	}
 	vs.materialize()
-	vs.bits = nil
 	j := 0
 	d := vs.dims
 	for i := range vs.rid {
@@ -413,14 +408,9 @@ type Hit struct {
 
 // Search returns the k most similar documents passing vf, best first. The
 // scan is split across GOMAXPROCS goroutines and stops early when ctx ends.
-// A set of binaryMinVectors or more is searched in two passes (see
-// searchBinary).
 func (vs *Set) Search(ctx context.Context, q Query, vf *Filter, k int) []Hit {
 	if vf.none || len(vs.rid) == 0 || len(q.v) != vs.dims || k <= 0 {
 		return nil
-	}
-	if len(vs.rid) >= binaryMinVectors {
-		return vs.searchBinary(ctx, q, vf, k)
 	}
 	d := vs.dims
 	qq, qs := q.v, q.scale
@@ -428,47 +418,6 @@ func (vs *Set) Search(ctx context.Context, q Query, vf *Filter, k int) []Hit {
 		return float32(dotInt8(qq, vs.vec[i*d:(i+1)*d])) * qs * vs.scale[i]
 	})
 	return vs.hits(all, k)
-}
-
-// binaryMinVectors is where search switches to a first pass over sign
-// bits: below it the int8 scan is fast and its slab (388 bytes a vector)
-// fits the memory budget; at 1M vectors the slab alone is 384 MB, over the
-// 300 MB budget of a hybrid search with the model loaded, while the sign
-// bits are 48 MB and the rescoring touches only the candidates' pages of a
-// mapped vector file.
-const binaryMinVectors = 250_000
-
-// binaryCandidates is how many first-pass candidates per wanted hit are
-// rescored exactly: measured on the 646-session history's embedded
-// vectors (docs/semantic.md), 10 per hit keeps recall@10 against exact
-// int8 search at 0.99 and more.
-const binaryCandidates = 10
-
-// searchBinary ranks by the Hamming distance of sign bits (one XOR and
-// popcount per 64 dims), then rescores the best binaryCandidates*k with
-// the int8 dot product.
-func (vs *Set) searchBinary(ctx context.Context, q Query, vf *Filter, k int) []Hit {
-	if vs.bits == nil {
-		vs.buildBits()
-	}
-	words := (vs.dims + 63) / 64
-	qb := make([]uint64, words)
-	signBits(qb, q.v)
-	bits := vs.bits
-	cands := vs.scan(ctx, vf, k*binaryCandidates, func(i int) float32 {
-		row := bits[i*words : (i+1)*words : (i+1)*words]
-		dist := 0
-		for w, x := range qb {
-			dist += mathbits.OnesCount64(x ^ row[w])
-		}
-		return float32(-dist)
-	})
-	d := vs.dims
-	for j := range cands {
-		i := cands[j].i
-		cands[j].sim = float32(dotInt8(q.v, vs.vec[i*d:(i+1)*d])) * q.scale * vs.scale[i]
-	}
-	return vs.hits(cands, k)
 }
 
 // scored is a row of the set and its score.
@@ -502,9 +451,17 @@ func (vs *Set) scan(ctx context.Context, vf *Filter, k int, score func(i int) fl
 		go func() {
 			defer wg.Done()
 			h := make(scoredHeap, 0, k+1)
+			release := vs.releasePages()
+			done := lo // rows whose slab pages may be released
 			for i := lo; i < hi; i++ {
-				if i&4095 == 0 && ctx.Err() != nil {
-					break
+				if i&4095 == 0 {
+					if ctx.Err() != nil {
+						break
+					}
+					if release && i-done >= releaseRows {
+						vs.release(done, i)
+						done = i
+					}
 				}
 				if !vf.pass(vs, i) {
 					continue
@@ -516,6 +473,9 @@ func (vs *Set) scan(ctx context.Context, vf *Filter, k int, score func(i int) fl
 					h[0] = scored{i, sim}
 					heap.Fix(&h, 0)
 				}
+			}
+			if release {
+				vs.release(done, hi)
 			}
 			heaps[w] = h
 		}()
@@ -615,7 +575,6 @@ func (vs *Set) materialize() {
 	vs.rid, vs.hash, vs.scale = slices.Clone(vs.rid), slices.Clone(vs.hash), slices.Clone(vs.scale)
 	vs.sess, vs.root, vs.dir, vs.tool = slices.Clone(vs.sess), slices.Clone(vs.root), slices.Clone(vs.dir), slices.Clone(vs.tool)
 	vs.kind, vs.role, vs.time, vs.vec = slices.Clone(vs.kind), slices.Clone(vs.role), slices.Clone(vs.time), slices.Clone(vs.vec)
-	vs.bits = nil
 	vs.pos = make(map[int64]int32, len(vs.rid))
 	for i, rid := range vs.rid {
 		vs.pos[rid] = int32(i)
@@ -630,29 +589,42 @@ func (vs *Set) Close() {
 		vs.unmap()
 		vs.unmap = nil
 	}
-	vs.rid, vs.hash, vs.scale, vs.vec, vs.bits = nil, nil, nil, nil, nil
+	vs.rid, vs.hash, vs.scale, vs.vec = nil, nil, nil, nil
 	vs.sess, vs.root, vs.dir, vs.tool, vs.kind, vs.role, vs.time = nil, nil, nil, nil, nil, nil, nil
 }
 
 // Mapped reports whether the set is read from a mapped vector file.
 func (vs *Set) Mapped() bool { return vs.unmap != nil }
 
-// buildBits computes the sign bits of every vector.
-func (vs *Set) buildBits() {
-	d := vs.dims
-	words := (d + 63) / 64
-	bits := make([]uint64, words*len(vs.rid))
-	for i := range vs.rid {
-		signBits(bits[i*words:(i+1)*words], vs.vec[i*d:(i+1)*d])
-	}
-	vs.bits = bits
+// A search of a large mapped set hands the int8 slab's pages back as it
+// goes: they stay in the page cache (a later search or process maps them
+// again without reading the disk), but not in this process's resident set,
+// which would otherwise grow by the whole slab (384 MB at a million
+// vectors, over the 300 MB budget of a hybrid search with the model
+// loaded). Below releaseMinBytes the slab is small enough to keep.
+const (
+	releaseMinBytes = 64 << 20
+	releaseRows     = 16384 // ~6 MB of 384-dim rows per worker between releases
+)
+
+func (vs *Set) releasePages() bool {
+	return vs.unmap != nil && len(vs.vec) >= releaseMinBytes
 }
 
-func signBits(dst []uint64, v []int8) {
-	clear(dst)
-	for j, x := range v {
-		if x > 0 {
-			dst[j>>6] |= 1 << (j & 63)
-		}
+// release drops this process's mapping of the slab pages wholly inside
+// rows lo..hi.
+func (vs *Set) release(lo, hi int) {
+	if hi <= lo {
+		return
 	}
+	d := vs.dims
+	b := sliceBytes(vs.vec[lo*d : hi*d])
+	page := uintptr(pageSize)
+	start := uintptr(unsafe.Pointer(&b[0]))
+	from := int((page - start%page) % page)
+	to := len(b) - int((start+uintptr(len(b)))%page)
+	if to <= from {
+		return
+	}
+	dropPages(b[from:to])
 }
