@@ -163,3 +163,31 @@ func TestForeignVectorFileLeftAlone(t *testing.T) {
 		t.Fatal("a write went through the symlink")
 	}
 }
+
+// Forget changes neither the vector generation nor synced_at; the vector
+// file must not keep the forgotten session's vectors and ids for the next
+// process to map.
+func TestForgetDropsTheVectorFile(t *testing.T) {
+	db, ix, store := embeddedEngine(t)
+	e := openSemantic(t, db, ix, store)
+	res := hybridSearch(t, e, "cache")
+	victim := res.Hits[0].SessionID
+	if b, err := os.ReadFile(ix + "-vectors"); err != nil || !bytes.Contains(b, []byte(victim)) {
+		t.Fatalf("vector file without %s before forget (%v)", victim, err)
+	}
+	if _, err := e.Forget(context.Background(), victim); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hybridSearch(t, e, "cache").Hits {
+		if h.SessionID == victim {
+			t.Fatalf("forgotten session %s still found", victim)
+		}
+	}
+	b, err := os.ReadFile(ix + "-vectors")
+	if err != nil {
+		t.Fatalf("no vector file rewritten after forget: %v", err)
+	}
+	if bytes.Contains(b, []byte(victim)) {
+		t.Fatalf("the vector file still names the forgotten session %s", victim)
+	}
+}

@@ -395,3 +395,16 @@ func castSlice[T any](b []byte, n int) []T {
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
+
+// RemoveFile deletes the vector file at path when it is provably Recall's
+// (a missing one is no error): after `recall forget` the file must not
+// keep the forgotten session's vectors and ids until the next rewrite.
+func RemoveFile(path string) error {
+	if err := checkReplaceable(path); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove vector file: %w", err)
+	}
+	return nil
+}
