@@ -9,6 +9,7 @@ import (
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/vectors"
 )
 
 // ForgetResult says what forget dropped.
@@ -88,6 +89,23 @@ func (sh *shard) forget(ctx context.Context, sessionID string) (ForgetResult, er
 	}
 	if sh.vocab != nil {
 		sh.vocab.invalidate()
+	}
+	// The vector file and this engine's copy hold the forgotten documents'
+	// vectors and session ids; the next hybrid search loads them anew from
+	// the index, without them. (Forget changes neither vector_gen nor
+	// synced_at, which is what would otherwise mark them stale.)
+	sh.vec.vecMu.Lock()
+	sh.vec.mu.Lock()
+	if lv := sh.vec.vecs; lv != nil {
+		lv.mu.Lock()
+		lv.set.Close()
+		lv.mu.Unlock()
+	}
+	sh.vec.vecs = nil
+	sh.vec.mu.Unlock()
+	sh.vec.vecMu.Unlock()
+	if err := vectors.RemoveFile(sh.vectorFile()); err != nil {
+		sh.e.log.Warn("vector file kept after forget", "err", err)
 	}
 	return ForgetResult{Forgotten: ids}, nil
 }

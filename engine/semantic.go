@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -112,6 +114,11 @@ func manifestKey(m embed.Manifest) string { return modelKey(m.Name, m.Revision, 
 // ~145 MB with MiniLM and 100k vectors.
 const loadMemoryLimit = 200 << 20
 
+// loadFreeThreshold is the allocation during a model load past which the
+// garbage is returned to the OS at once: a cached load allocates ~5 MB, a
+// decode through cybertron hundreds.
+const loadFreeThreshold = 32 << 20
+
 // embedder loads the installed model once per Engine.
 func (e *Engine) embedder() (embed.Embedder, error) {
 	e.sem.mu.Lock()
@@ -125,18 +132,25 @@ func (e *Engine) embedder() (embed.Embedder, error) {
 	}
 	// The first load decodes the checkpoint through cybertron (later ones
 	// read the packed-weights cache); see loadMemoryLimit.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	prev := debug.SetMemoryLimit(loadMemoryLimit)
 	emb, err := embed.Load(man.Dir)
 	debug.SetMemoryLimit(prev)
 	if err != nil {
 		return nil, err
 	}
-	// Loading decodes the checkpoint into cybertron's tensors and packs
-	// them for the forward pass; the decoded copy (as large as the model,
-	// ~90 MB for MiniLM) is garbage the runtime would keep resident for a
-	// while. Returning it now keeps peak RSS within budget once the
-	// vectors load next.
-	debug.FreeOSMemory()
+	// A first load decodes the checkpoint into cybertron's tensors and
+	// packs them for the forward pass; the decoded copy (as large as the
+	// model, ~90 MB for MiniLM) is garbage the runtime would keep resident
+	// for a while, so it is returned now, keeping peak RSS within budget
+	// once the vectors load next. A load from the mapped cache allocates
+	// a few MB (the vocabulary), and the forced collection would only cost
+	// a CLI search its time.
+	runtime.ReadMemStats(&after)
+	if after.TotalAlloc-before.TotalAlloc > loadFreeThreshold {
+		debug.FreeOSMemory()
+	}
 	e.sem.emb = emb
 	return emb, nil
 }
@@ -160,6 +174,11 @@ func (e *Engine) closeSemantic() error {
 	}
 	for _, sh := range e.shards {
 		sh.vec.mu.Lock()
+		if lv := sh.vec.vecs; lv != nil {
+			lv.mu.Lock()
+			lv.set.Close()
+			lv.mu.Unlock()
+		}
 		sh.vec.vecs = nil
 		sh.vec.mu.Unlock()
 	}
@@ -237,16 +256,37 @@ func (sh *shard) vectors(ctx context.Context, key string) (*loadedVectors, error
 		return lv, nil
 	}
 	full := lv == nil || lv.set.Model() != key
+	fromFile := false
 	if full {
-		lv = &loadedVectors{set: vectors.New(key)}
-		// Reading every vector makes garbage at ~3x the set's size; the
-		// soft limit has the collector keep up instead of letting the heap
-		// double (peak RSS of a hybrid CLI search: 318 MB -> see README).
-		prev := debug.SetMemoryLimit(loadMemoryLimit)
-		err := lv.set.Load(ctx, sh.ix, nil)
-		debug.SetMemoryLimit(prev)
-		if err != nil {
-			return nil, err
+		if lv != nil {
+			lv.mu.Lock()
+			lv.set.Close() // a mapped file's pages; nothing reads the old set any more
+			lv.mu.Unlock()
+		}
+		lv = &loadedVectors{}
+		stamp, stampErr := sh.vectorStamp(key, gen, synced)
+		if stampErr == nil {
+			set, st, err := vectors.OpenFile(sh.vectorFile(), stamp)
+			switch {
+			case err == nil:
+				lv.set, lv.embedded, lv.total, fromFile = set, st.Embedded, st.Total, true
+			case errors.Is(err, vectors.ErrNotOurs):
+				sh.e.log.Warn("vector file not used", "err", err)
+			case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, vectors.ErrStale):
+				sh.e.log.Debug("vector file not used", "err", err)
+			}
+		}
+		if !fromFile {
+			lv.set = vectors.New(key)
+			// Reading every vector makes garbage at ~3x the set's size; the
+			// soft limit has the collector keep up instead of letting the heap
+			// double (peak RSS of a hybrid CLI search: 318 MB -> see README).
+			prev := debug.SetMemoryLimit(loadMemoryLimit)
+			err := lv.set.Load(ctx, sh.ix, nil)
+			debug.SetMemoryLimit(prev)
+			if err != nil {
+				return nil, err
+			}
 		}
 	} else {
 		lv.mu.Lock()
@@ -261,18 +301,41 @@ func (sh *shard) vectors(ctx context.Context, key string) (*loadedVectors, error
 	if err := lv.set.LoadLinks(ctx, sh.ix); err != nil {
 		return nil, err
 	}
-	lv.embedded, lv.total, err = sh.ix.VectorCounts(ctx, embeddedKinds)
-	if err != nil {
-		return nil, err
+	if !fromFile {
+		lv.embedded, lv.total, err = sh.ix.VectorCounts(ctx, embeddedKinds)
+		if err != nil {
+			return nil, err
+		}
 	}
 	lv.gen, lv.synced = gen, synced
-	if full {
+	if full && !fromFile {
+		// The next process maps what this one just read (best effort: a
+		// read-only index directory only costs the slower load again).
+		if stamp, err := sh.vectorStamp(key, gen, synced); err == nil {
+			stamp.Embedded, stamp.Total = lv.embedded, lv.total
+			if err := lv.set.WriteFile(sh.vectorFile(), stamp); err != nil {
+				sh.e.log.Debug("vector file not written", "err", err)
+			}
+		}
 		debug.FreeOSMemory() // the scan's row buffers, as for the model
 	}
 	sh.vec.mu.Lock()
 	sh.vec.vecs = lv
 	sh.vec.mu.Unlock()
 	return lv, nil
+}
+
+// vectorFile is the shard's vector file (engine/vectors): beside the
+// index, in the directory the index's own checks already hold to be this
+// user's.
+func (sh *shard) vectorFile() string { return sh.ix.Path() + "-vectors" }
+
+func (sh *shard) vectorStamp(key string, gen int64, synced string) (vectors.Stamp, error) {
+	dev, ino, err := vectors.FileID(sh.ix.Path())
+	if err != nil {
+		return vectors.Stamp{}, err
+	}
+	return vectors.Stamp{Dev: dev, Ino: ino, Model: key, Gen: gen, Synced: synced}, nil
 }
 
 // vectorsAdded applies a batch this process just stored (generation old to

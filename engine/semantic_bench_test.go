@@ -16,6 +16,7 @@ import (
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/vectors"
 )
 
 // Semantic benchmarks (make bench runs them). Speed and memory only: the
@@ -236,4 +237,59 @@ func procStatusMB(field string) float64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkSyntheticVectorFile writes a vector file of RECALL_BENCH_VECTORS
+// (default 1,000,000) synthetic 384-dim vectors for the index
+// RECALL_BENCH_INDEX (a copy: its own vector file is replaced), stamped so
+// a CLI search on that index maps it. Embedding a million parts is out of
+// reach on 2 cores (~36 texts/s), so the memory of a hybrid search at that
+// scale is measured on this file: the vectors are random and their rids
+// name no documents (they cost the scan, never a hit), which is all a
+// measure of the vector side's memory needs.
+func BenchmarkSyntheticVectorFile(b *testing.B) {
+	ixPath := os.Getenv("RECALL_BENCH_INDEX")
+	if ixPath == "" {
+		b.Skip("RECALL_BENCH_INDEX (a copy of an embedded index) is not set")
+	}
+	n := 1_000_000
+	if v := os.Getenv("RECALL_BENCH_VECTORS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	ctx := context.Background()
+	ix, err := index.Open(ctx, ixPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	key, err := ix.VectorModel(ctx)
+	if err != nil || key == "" {
+		b.Fatalf("index has no vectors (%v)", err)
+	}
+	gen, _ := ix.VectorGeneration(ctx)
+	synced, _ := ix.Meta(ctx, "synced_at")
+	sh := &shard{ix: ix}
+	st, err := sh.vectorStamp(key, gen, synced)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Embedded, st.Total = n, n
+	r := rand.New(rand.NewPCG(1, 2))
+	vs := vectors.New(key)
+	v := make([]float32, 384)
+	for i := range n {
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		vs.Add(&index.VectorRow{DocRID: int64(1_000_000_000 + i), Hash: []byte(strconv.Itoa(i) + "-synthetic"),
+			SessionID: "ses_synthetic" + strconv.Itoa(i/40), RootID: "ses_synthetic" + strconv.Itoa(i/40), Kind: "text", Role: "assistant",
+			Time: int64(i), Directory: "/synthetic/" + strconv.Itoa(i%50), Vec: index.EncodeVector(v)})
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := vs.WriteFile(sh.vectorFile(), st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(vs.Len()), "vectors")
 }

@@ -183,6 +183,9 @@ func (m *model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 			seq = append(seq, m.tok.clsID)
 			seq = append(seq, ids[start:end]...)
 			seq = append(seq, m.tok.sepID)
+			if err := m.weights.checkRows(seq); err != nil {
+				return nil, fmt.Errorf("embed: %w", err)
+			}
 			seqs = append(seqs, seq)
 			owner = append(owner, ti)
 		}

@@ -3,6 +3,7 @@ package embed
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nlpodyssey/cybertron/pkg/models/bert"
 	"github.com/nlpodyssey/spago/mat"
@@ -25,6 +26,10 @@ type bertWeights struct {
 	// release unmaps the weights when they are a mapped cache file (nil
 	// when they live on the Go heap); see close.
 	release func()
+	// rowCRC and rowOK check the word-embedding table a row at a time
+	// (weights read from the cache; see checkRows).
+	rowCRC []uint32
+	rowOK  []atomic.Uint32
 }
 
 // close releases mapped weights; w must not be used after it.

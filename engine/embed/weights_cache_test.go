@@ -2,8 +2,10 @@ package embed
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,5 +114,62 @@ func TestMappedWeights(t *testing.T) {
 	}
 	if _, err := readWeightsCache(dir); err == nil {
 		t.Fatal("a truncated cache was accepted")
+	}
+}
+
+// The word-embedding table is checked a row at a time when a text first
+// uses a row (not all of it at load): a damaged row a text reads is an
+// error that says what to delete, never a silently wrong vector, and loads
+// do not read the rows no text uses.
+func TestWeightsCacheChecksWordRowsOnUse(t *testing.T) {
+	_, dir := writeModel(t, bertgen.Tiny(23), bertgen.Safetensors)
+	if err := convert(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(dir); err != nil { // writes the cache
+		t.Fatal(err)
+	}
+	m, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := m.tok.IDs("mapped weights")
+	if len(ids) == 0 {
+		t.Fatal("no token ids")
+	}
+	m.Close()
+	w, err := readWeightsCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Where the row of ids[0] sits in the file: the data ends with the
+	// slices after the word table, so count back from the end.
+	rest := 0
+	for _, s := range weightSlices(w)[1:] {
+		rest += len(*s)
+	}
+	h := w.hidden
+	cache := filepath.Join(dir, fileWeightsCache)
+	b, _ := os.ReadFile(cache)
+	wordStart := len(b) - 4*rest - 4*len(w.word)
+	w.close()
+	b[wordStart+4*ids[0]*h+1] ^= 0x40
+	if err := os.WriteFile(cache, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := load(dir)
+	if err != nil {
+		t.Fatalf("load read the whole word table: %v", err)
+	}
+	defer m2.Close()
+	if m2.weights.release == nil {
+		t.Fatal("the damaged-row cache was rebuilt at load; want it loaded and the row checked on use")
+	}
+	if _, err := m2.Embed(context.Background(), []string{"zzz qqq"}); err != nil && !errors.Is(err, ErrDamagedWeights) {
+		t.Fatal(err)
+	}
+	_, err = m2.Embed(context.Background(), []string{"mapped weights"})
+	if !errors.Is(err, ErrDamagedWeights) || !strings.Contains(err.Error(), fileWeightsCache) {
+		t.Fatalf("embedding through a damaged row: %v, want ErrDamagedWeights naming %s", err, fileWeightsCache)
 	}
 }

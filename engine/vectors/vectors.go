@@ -9,8 +9,10 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
@@ -49,6 +51,10 @@ type Set struct {
 	roles  interner
 	parent map[int32]int32 // subagent session -> parent session, interned
 	family map[int32]int32 // subagent session -> its family's root, interned
+
+	// unmap is set while the slices above point into a mapped vector file
+	// (OpenFile); the set is copied to the heap before it changes.
+	unmap func()
 }
 
 type interner struct {
@@ -91,6 +97,7 @@ func (vs *Set) Bytes() int { return len(vs.vec) + len(vs.rid)*(8+8+4+4*4+2+8) }
 // Add puts one stored row in the set (replacing the document's vector when
 // it has one).
 func (vs *Set) Add(r *index.VectorRow) {
+	vs.materialize()
 	n := len(r.Vec) / 4
 	if n == 0 {
 		return
@@ -137,6 +144,7 @@ func (vs *Set) remove(gone map[int64]bool) {
 	if len(gone) == 0 {
 		return
 	}
+	vs.materialize()
 	j := 0
 	d := vs.dims
 	for i := range vs.rid {
@@ -191,6 +199,7 @@ func (vs *Set) reserve(n int) {
 // document is gone or whose text changed go, new rows are read. It costs
 // one pass over doc_vectors (rid and hash), not a reload.
 func (vs *Set) Refresh(ctx context.Context, ix *index.Index) error {
+	vs.materialize()
 	seen := make(map[int64]bool, len(vs.rid))
 	var add []int64
 	gone := map[int64]bool{}
@@ -397,71 +406,105 @@ type Hit struct {
 	Sim float32
 }
 
-type hitHeap []Hit // min-heap on Sim
-
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return h[i].Sim < h[j].Sim }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // Search returns the k most similar documents passing vf, best first. The
 // scan is split across GOMAXPROCS goroutines and stops early when ctx ends.
 func (vs *Set) Search(ctx context.Context, q Query, vf *Filter, k int) []Hit {
 	if vf.none || len(vs.rid) == 0 || len(q.v) != vs.dims || k <= 0 {
 		return nil
 	}
+	d := vs.dims
 	qq, qs := q.v, q.scale
+	all := vs.scan(ctx, vf, k, func(i int) float32 {
+		return float32(dotInt8(qq, vs.vec[i*d:(i+1)*d])) * qs * vs.scale[i]
+	})
+	return vs.hits(all, k)
+}
+
+// scored is a row of the set and its score.
+type scored struct {
+	i   int
+	sim float32
+}
+
+type scoredHeap []scored // min-heap on sim
+
+func (h scoredHeap) Len() int           { return len(h) }
+func (h scoredHeap) Less(i, j int) bool { return h[i].sim < h[j].sim }
+func (h scoredHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *scoredHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *scoredHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scan returns the k best-scoring rows passing vf, in no order.
+func (vs *Set) scan(ctx context.Context, vf *Filter, k int, score func(i int) float32) []scored {
 	n := len(vs.rid)
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/8192))
-	heaps := make([]hitHeap, workers)
+	heaps := make([]scoredHeap, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := n*w/workers, n*(w+1)/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h := make(hitHeap, 0, k+1)
-			d := vs.dims
+			h := make(scoredHeap, 0, k+1)
+			release := vs.releasePages()
+			done := lo // rows whose slab pages may be released
 			for i := lo; i < hi; i++ {
-				if i&4095 == 0 && ctx.Err() != nil {
-					break
+				if i&4095 == 0 {
+					if ctx.Err() != nil {
+						break
+					}
+					if release && i-done >= releaseRows {
+						vs.release(done, i)
+						done = i
+					}
 				}
 				if !vf.pass(vs, i) {
 					continue
 				}
-				sim := float32(dotInt8(qq, vs.vec[i*d:(i+1)*d])) * qs * vs.scale[i]
+				sim := score(i)
 				if len(h) < k {
-					heap.Push(&h, Hit{vs.rid[i], sim})
-				} else if sim > h[0].Sim {
-					h[0] = Hit{vs.rid[i], sim}
+					heap.Push(&h, scored{i, sim})
+				} else if sim > h[0].sim {
+					h[0] = scored{i, sim}
 					heap.Fix(&h, 0)
 				}
+			}
+			if release {
+				vs.release(done, hi)
 			}
 			heaps[w] = h
 		}()
 	}
 	wg.Wait()
-	var all []Hit
+	var all []scored
 	for _, h := range heaps {
 		all = append(all, h...)
 	}
-	sortHits(all)
-	if len(all) > k {
-		all = all[:k]
-	}
 	return all
+}
+
+// hits is the best k of all as Hits, best first (ties: higher rid first).
+func (vs *Set) hits(all []scored, k int) []Hit {
+	out := make([]Hit, len(all))
+	for j, s := range all {
+		out[j] = Hit{RID: vs.rid[s.i], Sim: s.sim}
+	}
+	sortHits(out)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
 }
 
 // Similarity is the cosine of one document with the query (ok false when
 // the document has no vector).
 func (vs *Set) Similarity(q Query, rid int64) (float32, bool) {
-	i, ok := vs.pos[rid]
+	i, ok := vs.find(rid)
 	if !ok || len(q.v) != vs.dims {
 		return 0, false
 	}
@@ -470,11 +513,19 @@ func (vs *Set) Similarity(q Query, rid int64) (float32, bool) {
 }
 
 func sortHits(h []Hit) {
-	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && (h[j].Sim > h[j-1].Sim || h[j].Sim == h[j-1].Sim && h[j].RID > h[j-1].RID); j-- {
-			h[j], h[j-1] = h[j-1], h[j]
+	slices.SortFunc(h, func(a, b Hit) int {
+		switch {
+		case a.Sim > b.Sim:
+			return -1
+		case a.Sim < b.Sim:
+			return 1
+		case a.RID > b.RID:
+			return -1
+		case a.RID < b.RID:
+			return 1
 		}
-	}
+		return 0
+	})
 }
 
 // dotInt8Go is the portable integer dot product of two equal-length int8
@@ -494,4 +545,86 @@ func dotInt8Go(a, b []int8) int32 {
 		s0 += int32(a[i]) * int32(b[i])
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// find is the row of rid: the map while the set is on the heap, a binary
+// search over the rid-ordered rows of a mapped file (building the map
+// would cost a CLI search ~40 bytes and a hash insert per vector).
+func (vs *Set) find(rid int64) (int32, bool) {
+	if vs.pos != nil {
+		i, ok := vs.pos[rid]
+		return i, ok
+	}
+	i, ok := slices.BinarySearch(vs.rid, rid)
+	return int32(i), ok
+}
+
+func (vs *Set) sortedByRID() bool {
+	return slices.IsSorted(vs.rid)
+}
+
+// materialize copies a mapped set to the heap (so it can change) and
+// releases the mapping.
+func (vs *Set) materialize() {
+	if vs.unmap == nil {
+		if vs.pos == nil {
+			vs.pos = map[int64]int32{}
+		}
+		return
+	}
+	vs.rid, vs.hash, vs.scale = slices.Clone(vs.rid), slices.Clone(vs.hash), slices.Clone(vs.scale)
+	vs.sess, vs.root, vs.dir, vs.tool = slices.Clone(vs.sess), slices.Clone(vs.root), slices.Clone(vs.dir), slices.Clone(vs.tool)
+	vs.kind, vs.role, vs.time, vs.vec = slices.Clone(vs.kind), slices.Clone(vs.role), slices.Clone(vs.time), slices.Clone(vs.vec)
+	vs.pos = make(map[int64]int32, len(vs.rid))
+	for i, rid := range vs.rid {
+		vs.pos[rid] = int32(i)
+	}
+	vs.unmap()
+	vs.unmap = nil
+}
+
+// Close releases a mapped set's file; the set must not be used after.
+func (vs *Set) Close() {
+	if vs.unmap != nil {
+		vs.unmap()
+		vs.unmap = nil
+	}
+	vs.rid, vs.hash, vs.scale, vs.vec = nil, nil, nil, nil
+	vs.sess, vs.root, vs.dir, vs.tool, vs.kind, vs.role, vs.time = nil, nil, nil, nil, nil, nil, nil
+}
+
+// Mapped reports whether the set is read from a mapped vector file.
+func (vs *Set) Mapped() bool { return vs.unmap != nil }
+
+// A search of a large mapped set hands the int8 slab's pages back as it
+// goes: they stay in the page cache (a later search or process maps them
+// again without reading the disk), but not in this process's resident set,
+// which would otherwise grow by the whole slab (384 MB at a million
+// vectors, over the 300 MB budget of a hybrid search with the model
+// loaded). Below releaseMinBytes the slab is small enough to keep.
+const (
+	releaseMinBytes = 64 << 20
+	releaseRows     = 16384 // ~6 MB of 384-dim rows per worker between releases
+)
+
+func (vs *Set) releasePages() bool {
+	return vs.unmap != nil && len(vs.vec) >= releaseMinBytes
+}
+
+// release drops this process's mapping of the slab pages wholly inside
+// rows lo..hi.
+func (vs *Set) release(lo, hi int) {
+	if hi <= lo {
+		return
+	}
+	d := vs.dims
+	b := sliceBytes(vs.vec[lo*d : hi*d])
+	page := uintptr(pageSize)
+	start := uintptr(unsafe.Pointer(&b[0]))
+	from := int((page - start%page) % page)
+	to := len(b) - int((start+uintptr(len(b)))%page)
+	if to <= from {
+		return
+	}
+	dropPages(b[from:to])
 }
