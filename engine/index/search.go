@@ -339,6 +339,17 @@ func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
 	return int(n.Int64), err
 }
 
+// TermMatches counts the documents the FTS match of term t (with its
+// alternatives) touches, up to limit.
+func (ix *Index) TermMatches(ctx context.Context, t query.Term, alts Alternatives, limit int) (int, error) {
+	var n int
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`, termExpr(t, alts), limit).Scan(&n)
+	if err != nil {
+		return 0, ix.readError(err)
+	}
+	return n, nil
+}
+
 // MatchCount counts the documents matching expr under f, up to limit (a
 // bounded count: a suggestion says "12 hits" or "1000+", never scans the
 // whole index to say more).
