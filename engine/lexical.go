@@ -101,14 +101,6 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 				st.df = vocab.v.DF(g)
 			}
 		}
-		// Counted, not estimated from the vocabulary: FTS5 matches through
-		// the porter stem, so "ids" also matches every "id" (14k documents
-		// against 2.5k words starting "ids" on the benchmark history). The
-		// count stops past the budget, so it costs at most MatchBudget rows
-		// of the FTS index (~1 ms), however large the history.
-		if st.matchDF, err = sh.ix.TermMatches(ctx, t, lx.alts, MatchBudget+1); err != nil {
-			return nil, err
-		}
 		// A corrected term matches its corrections too.
 		for _, tok := range append([]string{t.Key()}, lx.alts[t.Key()]...) {
 			for _, word := range strings.Fields(tok) {
@@ -117,6 +109,19 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 					return nil, err
 				}
 				st.prefixDF += n
+			}
+		}
+		// What the match touches is counted, not estimated from the
+		// vocabulary: FTS5 matches through the porter stem, so "ids" also
+		// matches every "id" (14k documents against 2.5k for the words
+		// starting "ids" on the benchmark history). The count stops past
+		// the budget (at most MatchBudget rows of the FTS index, ~1 ms
+		// however large the history), and a term whose words alone are
+		// over the budget is not counted at all.
+		st.matchDF = MatchBudget + 1
+		if st.prefixDF <= MatchBudget {
+			if st.matchDF, err = sh.ix.TermMatches(ctx, t, lx.alts, MatchBudget+1); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -163,15 +168,7 @@ func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, sk
 	if lx.expr == "" {
 		return nil
 	}
-	cands, err := lx.sh.ix.Match(ctx, lx.expr, f, MaxCandidates)
-	if err != nil || len(cands) == 0 {
-		return err
-	}
-	rids := make([]int64, len(cands))
-	for i, c := range cands {
-		rids[i] = c.DocRID
-	}
-	texts, err := lx.sh.ix.DocText(ctx, rids)
+	cands, texts, err := lx.sh.ix.MatchTexts(ctx, lx.expr, f, MaxCandidates)
 	if err != nil {
 		return err
 	}
