@@ -264,7 +264,7 @@ func build(rules []*rule, anchor bool) *Redactor {
 				ru.backMax = maxNameLen
 			}
 		default:
-			ru.anchors, ru.back, ru.backMax, ru.boundary, ru.anchored = anchorOf(ru.pattern)
+			ru.anchors, ru.back, ru.backMax, ru.boundary, ru.anchored = anchorsOf(ru.pattern)
 			if ru.anchored && ru.next == nil && strings.HasPrefix(ru.pattern, semiGeneric) {
 				ru.next = operatorFollows
 				if strings.HasSuffix(ru.pattern, gitleaksEnd) {
