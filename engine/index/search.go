@@ -168,27 +168,66 @@ const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id,
 // first. Weights favour short, focused documents a little less than FTS5's
 // default (b = 0.75 is kept; k1 default).
 func (ix *Index) Match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
-	where, args := where(f)
-	var q string
-	var all []any
-	if where == "" {
-		// No filter: rank inside FTS5 alone and join only the winners, so
-		// the docs table is read for limit rows, not for every match.
-		q = `SELECT ` + candidateCols + `, m.score FROM
-			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY score LIMIT ?) m
-			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`
-		all = []any{expr, limit}
-	} else {
-		q = `SELECT ` + candidateCols + `, bm25(docs_fts) AS score
-			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
-			WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`
-		all = append(append([]any{expr}, args...), limit)
-	}
-	rows, err := ix.db.QueryContext(ctx, q, all...)
+	q, args := matchQuery(expr, f, limit, "")
+	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	return scanCandidates(rows)
+}
+
+// matchQuery is Match's SQL: candidateCols, the score, then extra.
+func matchQuery(expr string, f query.Filter, limit int, extra string) (string, []any) {
+	where, args := where(f)
+	if where == "" {
+		// No filter: rank inside FTS5 alone and join only the winners, so
+		// the docs table is read for limit rows, not for every match.
+		return `SELECT ` + candidateCols + `, m.score AS score` + extra + ` FROM
+			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY score LIMIT ?) m
+			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, []any{expr, limit}
+	}
+	return `SELECT ` + candidateCols + `, bm25(docs_fts) AS score` + extra + `
+			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
+			WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr}, args...), limit)
+}
+
+// MatchTexts is Match with each candidate's text (DocText's), read in the
+// same statement: the candidates' rows are found once, where DocText
+// looked each docs row up again by rid and then its part. Only the
+// columns a document's kind is made from are read.
+func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, map[int64]string, error) {
+	inner, args := matchQuery(expr, f, limit, `, d.text AS dtext`)
+	q := `SELECT x.*,
+			CASE WHEN x.dtext <> '' THEN '' WHEN x.kind = 'output' THEN coalesce(nullif(p.output, ''), p.error, '')
+				WHEN x.kind = 'patch' THEN coalesce(p.paths, '') WHEN x.kind = 'tool' THEN coalesce(p.tool, '') ELSE coalesce(p.text, '') END,
+			CASE WHEN x.dtext = '' AND x.kind = 'tool' THEN coalesce(p.title, '') ELSE '' END,
+			CASE WHEN x.dtext = '' AND x.kind = 'tool' THEN coalesce(p.input, '') ELSE '' END
+		FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
+	rows, err := ix.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("search index: %w", err)
+	}
+	defer rows.Close()
+	var out []Candidate
+	texts := map[int64]string{}
+	for rows.Next() {
+		var c Candidate
+		var dtext, body, title, input string
+		if err := rows.Scan(&c.DocRID, &c.PartRID, &c.SessionID, &c.RootID, &c.MessageID, &c.PartID, &c.MsgOrd,
+			&c.Kind, &c.Role, &c.Tool, &c.Synthetic, &c.Time, &c.Directory, &c.BM25, &dtext, &body, &title, &input); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case dtext != "":
+			texts[c.DocRID] = dtext
+		case c.Kind == "tool":
+			texts[c.DocRID] = ToolDocText(body, title, input)
+		default:
+			texts[c.DocRID] = body
+		}
+		out = append(out, c)
+	}
+	return out, texts, rows.Err()
 }
 
 // scanCandidates reads rows of candidateCols plus a score, and closes them.
@@ -337,6 +376,17 @@ func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
 	var n sql.NullInt64
 	err := ix.db.QueryRowContext(ctx, `SELECT sum(df) FROM vocab WHERE term >= ? AND term < ?`, token, token+"\uffff").Scan(&n)
 	return int(n.Int64), err
+}
+
+// TermMatches counts the documents the FTS match of term t (with its
+// alternatives) touches, up to limit.
+func (ix *Index) TermMatches(ctx context.Context, t query.Term, alts Alternatives, limit int) (int, error) {
+	var n int
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`, termExpr(t, alts), limit).Scan(&n)
+	if err != nil {
+		return 0, ix.readError(err)
+	}
+	return n, nil
 }
 
 // MatchCount counts the documents matching expr under f, up to limit (a
