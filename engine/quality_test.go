@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+// turn is one part of a synthetic session: a user or assistant text, an
+// assistant's reasoning, or a tool call with its output.
+type turn struct {
+	role, kind   string // kind: text, reasoning, tool
+	text         string
+	tool, output string // kind tool: text is the command
+}
+
+// synthHistory is the v2 fixture history (recorded from the real OpenCode
+// program) with synthetic sessions added in the shapes of
+// tools/ocgen/opencode-db.md: ranking tests need sessions built to show
+// one effect, and the recorded fixtures hold only a few.
+type synthHistory struct {
+	t    *testing.T
+	path string
+	db   *sql.DB
+	at   int64 // the next message time, Unix ms
+}
+
+func newSynthHistory(t *testing.T) *synthHistory {
+	path := fixture(t, "v2")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &synthHistory{t: t, path: path, db: db, at: 1796000000000}
+}
+
+// add writes a session of turns (a user turn opens a message of its own;
+// the assistant's parts until the next user turn share one message).
+func (h *synthHistory) add(id, title string, turns []turn) {
+	t := h.t
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := h.db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO session(id, project_id, slug, directory, title, version, time_created, time_updated)
+		SELECT ?, project_id, ?, directory, ?, version, ?, ? FROM session LIMIT 1`, id, id, title, h.at, h.at)
+	msg, role := "", ""
+	for i, tu := range turns {
+		h.at += 1000
+		if tu.role != role || tu.role == "user" {
+			role = tu.role
+			msg = fmt.Sprintf("msg_%s_%03d", id, i)
+			data, _ := json.Marshal(map[string]any{"role": tu.role, "time": map[string]any{"created": h.at, "completed": h.at + 500}})
+			exec(`INSERT INTO message(id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)`, msg, id, h.at, h.at, string(data))
+		}
+		var part map[string]any
+		switch tu.kind {
+		case "tool":
+			part = map[string]any{"type": "tool", "tool": tu.tool, "callID": fmt.Sprintf("call_%s_%d", id, i), "state": map[string]any{
+				"status": "completed", "input": map[string]any{"command": tu.text, "description": "run it"},
+				"output": tu.output, "title": tu.text, "metadata": map[string]any{}, "time": map[string]any{"start": h.at, "end": h.at + 10}}}
+		default:
+			part = map[string]any{"type": tu.kind, "text": tu.text, "time": map[string]any{"start": h.at, "end": h.at + 10}}
+		}
+		data, _ := json.Marshal(part)
+		exec(`INSERT INTO part(id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)`,
+			fmt.Sprintf("prt_%s_%03d", id, i), msg, id, h.at, h.at, string(data))
+	}
+}
+
+// open indexes the history.
+func (h *synthHistory) open() *Engine {
+	return openAt(h.t, h.path, filepath.Join(h.t.TempDir(), "index.db"))
+}
+
+func hitsOf(res SearchResult, session string) []Hit {
+	var out []Hit
+	for _, h := range res.Hits {
+		if h.SessionID == session {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// A session found through its prompt, reasoning and tool calls shows what
+// the assistant concluded, though the conclusion shares no word with the
+// query: the question is in the user's words, the answer in the code's.
+func TestSearchShowsTheSessionsAnswer(t *testing.T) {
+	h := newSynthHistory(t)
+	h.add("ses_importer", "Nightly importer", []turn{
+		{role: "user", kind: "text", text: "The nightly importer keeps crashing on the vendor csv since Monday. Find out why."},
+		{role: "assistant", kind: "reasoning", text: "The importer crashing only on the vendor csv suggests something in that file's first line."},
+		{role: "assistant", kind: "tool", tool: "bash", text: "python -m importer vendor.csv", output: "Traceback: KeyError 'sku' while the importer read vendor.csv"},
+		{role: "assistant", kind: "tool", tool: "bash", text: "head -c 16 vendor.csv | xxd", output: "efbb bf73 6b75 2c71 7479"},
+		{role: "assistant", kind: "text", text: "Fixed: the file starts with a byte order mark, so the first header read as \"\\ufeffsku\". reader.py now opens it with encoding utf-8-sig (strip_bom), and a test covers it."},
+	})
+	e := h.open()
+	res := search(t, e, "importer crashing nightly vendor csv")
+	hits := hitsOf(res, "ses_importer")
+	if len(hits) < 2 {
+		t.Fatalf("want at least 2 hits of the session, got %d: %+v", len(hits), res.Hits)
+	}
+	if !strings.Contains(hits[1].Snippet, "strip_bom") {
+		var got []string
+		for _, x := range hits {
+			got = append(got, x.Kind+": "+x.Snippet)
+		}
+		t.Errorf("the session's second hit should be its answer (strip_bom), got:\n%s", strings.Join(got, "\n"))
+	}
+	if hits[1].Score > hits[0].Score {
+		t.Errorf("the answer slot scores %.3f above the best hit's %.3f", hits[1].Score, hits[0].Score)
+	}
+	// Asked for one hit per session, the best match stays the only one.
+	one := hitsOf(search(t, e, "importer crashing nightly vendor csv", func(p *SearchParams) { p.PerSession = 1 }), "ses_importer")
+	if len(one) != 1 || strings.Contains(one[0].Snippet, "strip_bom") {
+		t.Errorf("per session 1: want the best match alone, got %+v", one)
+	}
+}
