@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,5 +124,50 @@ func TestSearchShowsTheSessionsAnswer(t *testing.T) {
 	one := hitsOf(search(t, e, "importer crashing nightly vendor csv", func(p *SearchParams) { p.PerSession = 1 }), "ses_importer")
 	if len(one) != 1 || strings.Contains(one[0].Snippet, "strip_bom") {
 		t.Errorf("per session 1: want the best match alone, got %+v", one)
+	}
+}
+
+// A long session that mentions each query word once, far apart, ranks
+// below a short session about the query, though it covers more of the
+// query's words: family coverage is counted within one exchange (adjacent
+// messages), not over the whole session.
+func TestShortOnTopicSessionOutranksScatteredMentions(t *testing.T) {
+	h := newSynthHistory(t)
+	h.add("ses_export", "Investigate a job", []turn{
+		{role: "user", kind: "text", text: "The nightly export takes forever now."},
+		{role: "assistant", kind: "reasoning", text: "Check why the export is slow."},
+		{role: "assistant", kind: "tool", tool: "bash", text: "psql -c 'explain select * from orders'", output: "Seq Scan on orders (cost=0.00..431.00 rows=21000)"},
+		{role: "assistant", kind: "text", text: "Fixed: the export was slow because of a missing index; it runs in 40 s again."},
+	})
+	var long []turn
+	mention := map[int]string{
+		1:  "The nightly cron entry is renamed to match the service.",
+		9:  "The export of the env var now lives in the Makefile.",
+		17: "The build was slow on the first run, then cached.",
+		25: "Partitioning is out of scope for this cleanup.",
+		33: "Added the orders table migration the reviewer asked for.",
+	}
+	for i := 0; i < 40; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		text, ok := mention[i]
+		if !ok {
+			text = fmt.Sprintf("Cleanup step %d: rename the service files and move the config under deploy.", i)
+		}
+		long = append(long, turn{role: role, kind: "text", text: text})
+	}
+	h.add("ses_cleanup", "Cleanup day", long)
+	e := h.open()
+	res := search(t, e, "nightly export slow after partitioning the orders table")
+	var order []string
+	for _, x := range res.Hits {
+		if !slices.Contains(order, x.SessionID) && strings.HasPrefix(x.SessionID, "ses_") && (x.SessionID == "ses_export" || x.SessionID == "ses_cleanup") {
+			order = append(order, x.SessionID)
+		}
+	}
+	if len(order) != 2 || order[0] != "ses_export" {
+		t.Errorf("want the session about the slow export first, got %v", order)
 	}
 }
