@@ -171,3 +171,36 @@ func TestShortOnTopicSessionOutranksScatteredMentions(t *testing.T) {
 		t.Errorf("want the session about the slow export first, got %v", order)
 	}
 }
+
+// A session whose title names the query's rarest word ranks above one
+// that mentions it in passing, when both cover the query's common words
+// alike: the title says what the session is about.
+func TestTitleNamingTheRarestTermRanksFirst(t *testing.T) {
+	h := newSynthHistory(t)
+	for i := 0; i < 12; i++ {
+		h.add(fmt.Sprintf("ses_filler%02d", i), fmt.Sprintf("Service %d chores", i), []turn{
+			{role: "user", kind: "text", text: fmt.Sprintf("Bump the pool size in the config of service %d.", i)},
+			{role: "assistant", kind: "text", text: "Done: the pool config is bumped."},
+		})
+	}
+	h.add("ses_passing", "Service cleanup", []turn{
+		{role: "user", kind: "text", text: "Update the pool config for the service and tidy the deploy folder."},
+		{role: "assistant", kind: "tool", tool: "bash", text: "cat deploy/env", output: "APP_PORT=8080\nLOG_LEVEL=info\nDB_HOST=pgbouncer.internal\nDB_PORT=6432\nCACHE_TTL=60\n"},
+		{role: "assistant", kind: "text", text: "Done: the pool config is updated and the deploy folder tidied."},
+	})
+	h.add("ses_titled", "Switch to pgbouncer", []turn{
+		{role: "user", kind: "text", text: "Update the pool config for the new proxy in front of the database."},
+		{role: "assistant", kind: "text", text: "Done: the pool config points at the proxy now, with a smaller pool per pod."},
+	})
+	e := h.open()
+	res := search(t, e, "pgbouncer pool config")
+	var order []string
+	for _, x := range res.Hits {
+		if (x.SessionID == "ses_titled" || x.SessionID == "ses_passing") && !slices.Contains(order, x.SessionID) {
+			order = append(order, x.SessionID)
+		}
+	}
+	if len(order) == 0 || order[0] != "ses_titled" {
+		t.Errorf("want the session titled with pgbouncer first, got %v", order)
+	}
+}
