@@ -36,9 +36,20 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []cand, items [
 			slots[k] = pickSlots(cands, items, fam, p.PerSession, pair)
 		}
 		if terms != nil && p.PerSession > 1 {
+			n := len(items)
 			var err error
 			if cands, items, err = answerSlots(ctx, p, cands, items, fams, slots, pair); err != nil {
 				return err
+			}
+			if inner := explain; inner != nil && len(items) > n {
+				// An answer read from the index was not a candidate: it has
+				// no BM25 or matched words to explain.
+				explain = func(i int) *Explain {
+					if i >= n {
+						return answerExplain(p)
+					}
+					return inner(i)
+				}
 			}
 		}
 		for _, s := range slots {
@@ -233,6 +244,15 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 		slots[w.k] = answerSecond(items, slots[w.k], len(items)-1, p.PerSession)
 	}
 	return cands, items, nil
+}
+
+// answerExplain explains an answer slot read from the index (nil when
+// no explanation was asked for).
+func answerExplain(p SearchParams) *Explain {
+	if !p.Explain {
+		return nil
+	}
+	return &Explain{Answer: true}
 }
 
 // slotsHoldProse: one of a family's slots (or a call's partner) is an

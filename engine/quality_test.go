@@ -120,6 +120,11 @@ func TestSearchShowsTheSessionsAnswer(t *testing.T) {
 	if hits[1].Score > hits[0].Score {
 		t.Errorf("the answer slot scores %.3f above the best hit's %.3f", hits[1].Score, hits[0].Score)
 	}
+	// --explain says why a hit that matched nothing is there.
+	x := hitsOf(search(t, e, "importer crashing nightly vendor csv", func(p *SearchParams) { p.Explain = true }), "ses_importer")
+	if len(x) < 2 || x[1].Explain == nil || !x[1].Explain.Answer {
+		t.Errorf("explain: want the answer slot marked as the session's answer, got %+v", x)
+	}
 	// Asked for one hit per session, the best match stays the only one.
 	one := hitsOf(search(t, e, "importer crashing nightly vendor csv", func(p *SearchParams) { p.PerSession = 1 }), "ses_importer")
 	if len(one) != 1 || strings.Contains(one[0].Snippet, "strip_bom") {

@@ -38,7 +38,8 @@ type Item struct {
 	// its message's position there (adjacent messages are one exchange).
 	Session string
 	Ord     int
-	cov     float64 // coverage of the query, weighted (Score's)
+	cov     float64
+	prior   float64 // priorOf, once Score has run // coverage of the query, weighted (Score's)
 }
 
 // Kind priors: how much a match in each kind of document is worth relative
@@ -109,7 +110,8 @@ func Score(items []Item, terms []Term, phrase string) {
 		if phrase != "" && strings.Contains(collapseSpace(lower), phrase) {
 			s += phraseBonus
 		}
-		it.Score = s * priorOf(it)
+		it.prior = priorOf(it)
+		it.Score = s * it.prior
 		it.cov = cov
 	}
 	pairParts(items, terms, total)
@@ -186,22 +188,21 @@ const FamilyWindow = 12
 // holds it (a file read that mentions every word is worth less than the
 // words someone wrote), and the session's title, which states what the
 // whole session is about, counts in every window.
-func windowCoverage(items []Item, fam []int, terms []Term) float64 {
-	idx := slices.Clone(fam)
-	sort.SliceStable(idx, func(a, b int) bool {
-		x, y := &items[idx[a]], &items[idx[b]]
-		if x.Session != y.Session {
-			return x.Session < y.Session
+func windowCoverage(items []Item, fam []int, terms []Term, idx []int, title, worth []float64) float64 {
+	idx = append(idx[:0], fam...)
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := &items[a], &items[b]
+		if c := strings.Compare(x.Session, y.Session); c != 0 {
+			return c
 		}
-		return x.Ord < y.Ord
+		return x.Ord - y.Ord
 	})
-	title := make([]float64, len(terms))
+	clear(title)
 	for _, i := range idx {
 		if items[i].Kind == "title" {
 			mergeWorth(title, &items[i])
 		}
 	}
-	worth := make([]float64, len(terms))
 	best := 0.0
 	for a, i := range idx {
 		if items[i].Kind == "title" {
@@ -234,7 +235,10 @@ func windowCoverage(items []Item, fam []int, terms []Term) float64 {
 // mergeWorth raises each term's worth to the item's prior where it holds
 // the term.
 func mergeWorth(worth []float64, it *Item) {
-	p := priorOf(it)
+	p := it.prior
+	if p == 0 { // not scored here (a semantic-only hit)
+		p = priorOf(it)
+	}
 	for j, m := range it.Matched {
 		if m && j < len(worth) && p > worth[j] {
 			worth[j] = p
@@ -275,9 +279,11 @@ func Families(items []Item, terms []Term) [][]int {
 		total += t.Weight
 	}
 	score := map[*fam]float64{}
+	var idx []int
+	title, worth := make([]float64, len(terms)), make([]float64, len(terms))
 	for _, f := range order {
 		sort.SliceStable(f.idx, func(a, b int) bool { return items[f.idx[a]].Score > items[f.idx[b]].Score })
-		cov := windowCoverage(items, f.idx, terms)
+		cov := windowCoverage(items, f.idx, terms, idx, title, worth)
 		if total > 0 {
 			cov /= total
 		}
