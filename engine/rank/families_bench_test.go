@@ -24,6 +24,7 @@ func BenchmarkFamilies(b *testing.B) {
 		it.Matched = make([]bool, len(terms))
 		it.Matched[i%len(terms)] = true
 		it.Matched[(i/7)%len(terms)] = true
+		it.prior = priorOf(it) // as Score sets it
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
