@@ -177,8 +177,9 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 	return out
 }
 
-// answerSlots gives each family on the page whose slots hold nothing the
-// assistant said in prose its answer, in the second slot (after the best
+// answerSlots gives each family on the page that matched in more than one
+// document and whose slots hold nothing the assistant said in prose its
+// answer, in the second slot (after the best
 // match, the last slot making room): the family's best-scoring assistant
 // prose, or else its session's final answer, read from the index. The
 // answer to a question often shares few words with it ("make the dashboard
@@ -201,7 +202,11 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 			break
 		}
 		shown += len(slots[k])
-		if len(slots[k]) == 0 || slotsHoldProse(cands, slots[k], pair) {
+		// A family matched in one part only is an exact hit (an
+		// error code, a token): it shows that match alone, and a search's
+		// hits stay its matches. Matched in several (its title counts), it
+		// is a topic, whose answer is what the searcher is after.
+		if !severalParts(items, fam) || len(slots[k]) == 0 || slotsHoldProse(cands, slots[k], pair) {
 			continue
 		}
 		if i := bestProse(cands, items, fam, slots[k], pair); i >= 0 {
@@ -244,6 +249,30 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 		slots[w.k] = answerSecond(items, slots[w.k], len(items)-1, p.PerSession)
 	}
 	return cands, items, nil
+}
+
+// severalParts: the family matched in more than one part (a tool call's
+// input and output are one; the title is one of its own).
+func severalParts(items []rank.Item, fam []int) bool {
+	first, title := "", false
+	for _, i := range fam {
+		p := items[i].Part
+		switch {
+		case p == "":
+			if title {
+				return true
+			}
+			title = true
+		case first == "":
+			first = p
+		case p != first:
+			return true
+		}
+		if title && first != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // answerExplain explains an answer slot read from the index (nil when
