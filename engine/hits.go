@@ -178,10 +178,10 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 }
 
 // answerSlots gives each family on the page that matched in more than one
-// document and whose slots hold nothing the assistant said in prose its
-// answer, in the second slot (after the best
-// match, the last slot making room): the family's best-scoring assistant
-// prose, or else its session's final answer, read from the index. The
+// part and whose slots hold nothing the assistant said in prose its answer,
+// in the second slot (after the best match, the last slot making room):
+// the family's best-scoring assistant prose, or else its session's final
+// answer, read from the index. The
 // answer to a question often shares few words with it ("make the dashboard
 // stop hammering the API" is answered by "usePolling now backs off while
 // the API is failing"), so the matched parts are the prompt, the reasoning
@@ -239,8 +239,8 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 	}
 	for _, w := range wants {
 		c, ok := got[at[w.sh]][w.root]
-		if !ok {
-			continue
+		if !ok || candidateOf(cands, fams[w.k], w.sh, c.DocRID) {
+			continue // a candidate bestProse passed over repeats a shown slot
 		}
 		first := slots[w.k][0]
 		cands = append(cands, cand{sh: w.sh, Candidate: c})
@@ -249,6 +249,16 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 		slots[w.k] = answerSecond(items, slots[w.k], len(items)-1, p.PerSession)
 	}
 	return cands, items, nil
+}
+
+// candidateOf: the document is one of the family's candidates.
+func candidateOf(cands []cand, fam []int, sh *shard, rid int64) bool {
+	for _, i := range fam {
+		if cands[i].sh == sh && cands[i].DocRID == rid {
+			return true
+		}
+	}
+	return false
 }
 
 // severalParts: the family matched in more than one part (a tool call's
