@@ -195,6 +195,9 @@ func explainText(score float64, x engine.Explain) string {
 	if len(x.Matched) > 0 {
 		parts = append(parts, "matched "+strings.Join(x.Matched, ", "))
 	}
+	if x.Answer {
+		parts = append(parts, "the session's final answer (shown for its family, not matched)")
+	}
 	if x.Match != "" {
 		parts = append(parts, "query "+x.Match)
 	}

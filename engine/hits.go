@@ -30,8 +30,30 @@ func (e *Engine) emit(ctx context.Context, p SearchParams, cands []cand, items [
 		}
 		rank.ByScore(order, items)
 	} else {
-		for _, fam := range rank.Families(items, terms) {
-			order = append(order, pickSlots(cands, items, fam, p.PerSession, pair)...)
+		fams := rank.Families(items, terms)
+		slots := make([][]int, len(fams))
+		for k, fam := range fams {
+			slots[k] = pickSlots(cands, items, fam, p.PerSession, pair)
+		}
+		if terms != nil && p.PerSession > 1 {
+			n := len(items)
+			var err error
+			if cands, items, err = answerSlots(ctx, p, cands, items, fams, slots, pair); err != nil {
+				return err
+			}
+			if inner := explain; inner != nil && len(items) > n {
+				// An answer read from the index was not a candidate: it has
+				// no BM25 or matched words to explain.
+				explain = func(i int) *Explain {
+					if i >= n {
+						return answerExplain(p)
+					}
+					return inner(i)
+				}
+			}
+		}
+		for _, s := range slots {
+			order = append(order, s...)
 		}
 	}
 	return e.render(ctx, p, cands, items, order, pair, needles, explain, res)
@@ -153,6 +175,161 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 		out = append(out, i)
 	}
 	return out
+}
+
+// answerSlots gives each family on the page that matched in more than one
+// part and whose slots hold nothing the assistant said in prose its answer,
+// in the second slot (after the best match, the last slot making room):
+// the family's best-scoring assistant prose, or else its session's final
+// answer, read from the index. The
+// answer to a question often shares few words with it ("make the dashboard
+// stop hammering the API" is answered by "usePolling now backs off while
+// the API is failing"), so the matched parts are the prompt, the reasoning
+// and the tool calls; on the public eval this slot found 3 of the 4
+// needles the matched parts missed (docs/ranking.md, "Snippets").
+func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, fams, slots [][]int, pair map[int]int) ([]cand, []rank.Item, error) {
+	type want struct {
+		k    int
+		sh   *shard
+		root string
+	}
+	var wants []want
+	roots := map[*shard][]string{}
+	var shs []*shard
+	shown := 0
+	for k, fam := range fams {
+		if shown >= p.Limit {
+			break
+		}
+		shown += len(slots[k])
+		// A family matched in one part only is an exact hit (an
+		// error code, a token): it shows that match alone, and a search's
+		// hits stay its matches. Matched in several (its title counts), it
+		// is a topic, whose answer is what the searcher is after.
+		if !severalParts(items, fam) || len(slots[k]) == 0 || slotsHoldProse(cands, slots[k], pair) {
+			continue
+		}
+		if i := bestProse(cands, items, fam, slots[k], pair); i >= 0 {
+			slots[k] = answerSecond(items, slots[k], i, p.PerSession)
+			continue
+		}
+		first := slots[k][0]
+		_, root, _ := strings.Cut(items[first].Root, "\x00")
+		sh := cands[first].sh
+		if roots[sh] == nil {
+			shs = append(shs, sh)
+		}
+		roots[sh] = append(roots[sh], root)
+		wants = append(wants, want{k, sh, root})
+	}
+	if len(wants) == 0 {
+		return cands, items, nil
+	}
+	got := make([]map[string]index.Candidate, len(shs))
+	if err := eachShard(shs, func(i int, sh *shard) error {
+		var err error
+		got[i], err = sh.ix.FinalAnswers(ctx, roots[sh], p.Filter)
+		return sh.wrap(err)
+	}); err != nil {
+		return cands, items, err
+	}
+	at := map[*shard]int{}
+	for i, sh := range shs {
+		at[sh] = i
+	}
+	for _, w := range wants {
+		c, ok := got[at[w.sh]][w.root]
+		if !ok || candidateOf(cands, fams[w.k], w.sh, c.DocRID) {
+			continue // a candidate bestProse passed over repeats a shown slot
+		}
+		first := slots[w.k][0]
+		cands = append(cands, cand{sh: w.sh, Candidate: c})
+		items = append(items, rank.Item{Root: items[first].Root, Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic,
+			Time: c.Time, Part: partKey(w.sh, c.PartID)})
+		slots[w.k] = answerSecond(items, slots[w.k], len(items)-1, p.PerSession)
+	}
+	return cands, items, nil
+}
+
+// candidateOf: the document is one of the family's candidates.
+func candidateOf(cands []cand, fam []int, sh *shard, rid int64) bool {
+	for _, i := range fam {
+		if cands[i].sh == sh && cands[i].DocRID == rid {
+			return true
+		}
+	}
+	return false
+}
+
+// severalParts: the family matched in more than one part (a tool call's
+// input and output are one; the title is one of its own).
+func severalParts(items []rank.Item, fam []int) bool {
+	first, title := "", false
+	for _, i := range fam {
+		p := items[i].Part
+		switch {
+		case p == "":
+			if title {
+				return true
+			}
+			title = true
+		case first == "":
+			first = p
+		case p != first:
+			return true
+		}
+		if title && first != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// answerExplain explains an answer slot read from the index (nil when
+// no explanation was asked for).
+func answerExplain(p SearchParams) *Explain {
+	if !p.Explain {
+		return nil
+	}
+	return &Explain{Answer: true}
+}
+
+// slotsHoldProse: one of a family's slots (or a call's partner) is an
+// assistant's prose.
+func slotsHoldProse(cands []cand, slots []int, pair map[int]int) bool {
+	for _, i := range slots {
+		if isProse(cands[i].Kind, cands[i].Role) {
+			return true
+		}
+		if j, ok := pair[i]; ok && isProse(cands[j].Kind, cands[j].Role) {
+			return true
+		}
+	}
+	return false
+}
+
+// bestProse is the family's best-scoring assistant prose that no slot
+// shows or holds (-1 when there is none): fam is sorted best first.
+func bestProse(cands []cand, items []rank.Item, fam, slots []int, pair map[int]int) int {
+	for _, i := range fam {
+		if isProse(cands[i].Kind, cands[i].Role) && !repeats(items, slots, pair, i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// answerSecond puts the answer i in the second of at most n slots; it
+// takes the score of the slot it precedes, so scores still fall down a
+// family's hits.
+func answerSecond(items []rank.Item, slots []int, i, n int) []int {
+	if len(slots) > 1 {
+		items[i].Score = items[slots[1]].Score
+	} else {
+		items[i].Score = items[slots[0]].Score
+	}
+	out := append([]int{slots[0], i}, slots[1:]...)
+	return out[:min(len(out), n)]
 }
 
 // render cuts order to the limit and renders hits with snippets; texts and

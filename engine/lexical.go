@@ -286,7 +286,8 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		for _, c := range lx.cands {
 			cands = append(cands, cand{sh: lx.sh, Candidate: c})
 			items = append(items, rank.Item{Root: famKey(lx.sh, c.RootID), Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic,
-				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID], Part: partKey(lx.sh, c.PartID)})
+				Time: c.Time, BM25: c.BM25, Text: lx.texts[c.DocRID], Part: partKey(lx.sh, c.PartID),
+				Session: lx.sh.name + "\x00" + c.SessionID, Ord: c.MsgOrd})
 		}
 	}
 	if len(cands) == 0 {

@@ -111,6 +111,10 @@ type Explain struct {
 	Vector       float64 `json:"vector,omitempty"`
 	LexicalRank  int     `json:"lexicalRank,omitempty"`
 	SemanticRank int     `json:"semanticRank,omitempty"`
+	// Answer marks the session's final answer shown in its family's second
+	// slot though the search did not match it (docs/ranking.md,
+	// "Snippets").
+	Answer bool `json:"answer,omitempty"`
 }
 
 // SearchResult is what Search returns.

@@ -293,13 +293,27 @@ func (e *Engine) hybrid(ctx context.Context, shs []*shard, p SearchParams, q que
 		}
 		rank.ByScore(order, items)
 	} else {
-		for _, fam := range fu.Families {
-			order = append(order, fam[:min(len(fam), p.PerSession)]...)
+		slots := make([][]int, len(fu.Families))
+		for k, fam := range fu.Families {
+			slots[k] = fam[:min(len(fam), p.PerSession)]
+		}
+		if p.PerSession > 1 {
+			// The lexical search's rule: a family shows its answer.
+			var err error
+			if cands, items, err = answerSlots(ctx, p, cands, items, fu.Families, slots, nil); err != nil {
+				return err
+			}
+		}
+		for _, s := range slots {
+			order = append(order, s...)
 		}
 	}
 	explain := func(i int) *Explain {
 		if !p.Explain {
 			return nil
+		}
+		if i >= len(fu.LexRank) { // an answer slot, read after fusion
+			return &Explain{Match: lr.exprs[cands[i].sh]}
 		}
 		x := &Explain{Vector: round3(items[i].Vector), LexicalRank: fu.LexRank[i], SemanticRank: fu.SemRank[i], Match: lr.exprs[cands[i].sh]}
 		if i < nLex && lr.explain != nil {

@@ -53,3 +53,16 @@ func TestSnippetShowsTheAnswer(t *testing.T) {
 		t.Errorf("answer lead: snippet %q does not open with the conclusion", got)
 	}
 }
+
+// In an assistant's answer a query word inside a `code span` names what
+// was done (`mask_email`), and its window wins over one that only uses
+// the word in passing (public query p024 missed the answer this way).
+func TestSnippetPrefersTheCodeSpan(t *testing.T) {
+	filler := strings.Repeat("Nothing else changed in this part of the pipeline. ", 4)
+	text := "Both leaks are fixed.\n" + filler + "The logs had the email in them before. " + filler +
+		"Now it writes `mask_email(addr)` to the logs instead. " + filler
+	got, _ := snippet(text, needlesFor("email logs"), true)
+	if !strings.Contains(got, "mask_email") {
+		t.Errorf("snippet %q lacks the code span mask_email", got)
+	}
+}

@@ -401,3 +401,31 @@ func (ix *Index) MatchCount(ctx context.Context, expr string, f query.Filter, li
 	}
 	return n, nil
 }
+
+// FinalAnswers returns, per session id, the session's last assistant text
+// under f (what the assistant concluded), newest message first. Search
+// shows it for a session whose matched parts hold no answer of the
+// assistant's: the conclusion often shares few words with the question.
+func (ix *Index) FinalAnswers(ctx context.Context, sessions []string, f query.Filter) (map[string]Candidate, error) {
+	out := map[string]Candidate{}
+	if len(sessions) == 0 {
+		return out, nil
+	}
+	where, args := where(f)
+	// docs_session narrows to the sessions' documents (a few hundred each);
+	// the window keeps each session's last one.
+	q := `SELECT ` + candidateCols + `, 0 FROM (SELECT d.*, row_number() OVER (PARTITION BY d.session_id ORDER BY d.msg_ord DESC, d.rid DESC) AS n
+		FROM docs d WHERE d.session_id IN ` + inList(len(sessions)) + ` AND d.kind = 'text' AND d.role = 'assistant' AND d.synthetic = 0` + where + `) d WHERE d.n = 1`
+	rows, err := ix.db.QueryContext(ctx, q, append(anys(sessions), args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read final answers: %w", err)
+	}
+	cs, err := scanCandidates(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read final answers: %w", err)
+	}
+	for _, c := range cs {
+		out[c.SessionID] = c
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -33,7 +34,12 @@ type Item struct {
 	// Part keys the part a document came from ("" for none): a tool
 	// call's input and output are two documents of one part.
 	Part string
-	cov  float64 // coverage of the query, weighted (Score's)
+	// Session and Ord place the document in its family: its session and
+	// its message's position there (adjacent messages are one exchange).
+	Session string
+	Ord     int
+	cov     float64
+	prior   float64 // priorOf, once Score has run // coverage of the query, weighted (Score's)
 }
 
 // Kind priors: how much a match in each kind of document is worth relative
@@ -104,20 +110,26 @@ func Score(items []Item, terms []Term, phrase string) {
 		if phrase != "" && strings.Contains(collapseSpace(lower), phrase) {
 			s += phraseBonus
 		}
-		prior := kindPrior[it.Kind]
-		if prior == 0 {
-			prior = 0.5
-		}
-		if it.Synthetic {
-			prior *= syntheticPrior
-		}
-		if it.Kind == "output" && it.Tool == "read" {
-			prior *= fileReadPrior
-		}
-		it.Score = s * prior
+		it.prior = priorOf(it)
+		it.Score = s * it.prior
 		it.cov = cov
 	}
 	pairParts(items, terms, total)
+}
+
+// priorOf is what a match in the item is worth relative to prose.
+func priorOf(it *Item) float64 {
+	prior := kindPrior[it.Kind]
+	if prior == 0 {
+		prior = 0.5
+	}
+	if it.Synthetic {
+		prior *= syntheticPrior
+	}
+	if it.Kind == "output" && it.Tool == "read" {
+		prior *= fileReadPrior
+	}
+	return prior
 }
 
 // pairParts scores a tool call's input and output as the one call they
@@ -161,6 +173,79 @@ func pairParts(items []Item, terms []Term, total float64) {
 	}
 }
 
+// FamilyWindow is how many messages of one session count as adjacent
+// when a family's coverage is measured. OpenCode writes each step of an
+// assistant's turn (a tool call, its reasoning) as a message of its own,
+// so a question, the work on it and the answer span about 5 to 15
+// messages in the public corpus; 12 holds one such exchange, and a
+// session that mentions each query word once, an hour apart, no longer
+// covers the query the way a short one about it does.
+const FamilyWindow = 12
+
+// windowCoverage is the family's coverage of the query (weighted, not yet
+// divided by the total weight) in its best window of adjacent messages:
+// each term counts by the best kind prior of a document in the window that
+// holds it (a file read that mentions every word is worth less than the
+// words someone wrote), and the session's title, which states what the
+// whole session is about, counts in every window.
+func windowCoverage(items []Item, fam []int, terms []Term, idx []int, title, worth []float64) float64 {
+	idx = append(idx[:0], fam...)
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := &items[a], &items[b]
+		if c := strings.Compare(x.Session, y.Session); c != 0 {
+			return c
+		}
+		return x.Ord - y.Ord
+	})
+	clear(title)
+	for _, i := range idx {
+		if items[i].Kind == "title" {
+			mergeWorth(title, &items[i])
+		}
+	}
+	best := 0.0
+	for a, i := range idx {
+		if items[i].Kind == "title" {
+			continue
+		}
+		copy(worth, title)
+		for _, k := range idx[a:] {
+			it := &items[k]
+			if it.Session != items[i].Session || it.Ord > items[i].Ord+FamilyWindow {
+				break
+			}
+			if it.Kind != "title" {
+				mergeWorth(worth, it)
+			}
+		}
+		cov := 0.0
+		for j, w := range worth {
+			cov += terms[j].Weight * w
+		}
+		best = max(best, cov)
+	}
+	if best == 0 { // a family of titles only
+		for j, w := range title {
+			best += terms[j].Weight * w
+		}
+	}
+	return best
+}
+
+// mergeWorth raises each term's worth to the item's prior where it holds
+// the term.
+func mergeWorth(worth []float64, it *Item) {
+	p := it.prior
+	if p == 0 { // not scored here (a semantic-only hit)
+		p = priorOf(it)
+	}
+	for j, m := range it.Matched {
+		if m && j < len(worth) && p > worth[j] {
+			worth[j] = p
+		}
+	}
+}
+
 // Families orders session families by their best document plus how much of
 // the query the family covers across all its documents, and returns the
 // families best first with their items best first.
@@ -194,18 +279,15 @@ func Families(items []Item, terms []Term) [][]int {
 		total += t.Weight
 	}
 	score := map[*fam]float64{}
+	var idx []int
+	title, worth := make([]float64, len(terms)), make([]float64, len(terms))
 	for _, f := range order {
-		cov := 0.0
-		for j, m := range f.matched {
-			if m {
-				cov += terms[j].Weight
-			}
-		}
+		sort.SliceStable(f.idx, func(a, b int) bool { return items[f.idx[a]].Score > items[f.idx[b]].Score })
+		cov := windowCoverage(items, f.idx, terms, idx, title, worth)
 		if total > 0 {
 			cov /= total
 		}
 		score[f] = f.best + familyCoverage*cov*cov
-		sort.SliceStable(f.idx, func(a, b int) bool { return items[f.idx[a]].Score > items[f.idx[b]].Score })
 	}
 	sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })
 	out := make([][]int, len(order))

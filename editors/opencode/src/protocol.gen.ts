@@ -256,6 +256,7 @@ export interface Explain {
   vector?: number;
   lexicalRank?: number;
   semanticRank?: number;
+  answer?: boolean;
 }
 
 /** lsp.fileLensArgs (in a result). */
