@@ -177,11 +177,16 @@ func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, sk
 }
 
 func (e *Engine) lexical(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
-	res.Mode = query.ModeLexical
 	lr, err := e.lexicalRank(ctx, shs, p, q, f, res)
 	if err != nil {
 		return err
 	}
+	return e.emitLexical(ctx, shs, p, f, lr, res)
+}
+
+// emitLexical renders a lexical ranking as the search's result.
+func (e *Engine) emitLexical(ctx context.Context, shs []*shard, p SearchParams, f query.Filter, lr lexRanked, res *SearchResult) error {
+	res.Mode = query.ModeLexical
 	if !lr.matched {
 		return e.recent(ctx, shs, p, f, res)
 	}

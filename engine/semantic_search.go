@@ -89,13 +89,25 @@ func (e *Engine) searchSemantic(ctx context.Context, shs []*shard, p SearchParam
 		notice("no-vectors", msg)
 		return e.lexical(ctx, shs, p, q, f, res)
 	}
+	// A hybrid search ranks lexically beside the model load and the query
+	// embedding: in a CLI process each is tens of milliseconds of one core
+	// (docs/semantic.md), and the ranking needs neither.
+	var lex *lexFuture
+	if mode != query.ModeSemantic {
+		lex = e.startLexical(ctx, shs, p, q, f)
+		defer lex.join()
+	}
 	// The model first: its load is the larger transient, and it should
 	// be over before the vectors arrive (see embedder).
 	emb, err := e.embedder()
 	if err != nil {
 		if auto {
 			notice("model-error", fmt.Sprintf("semantic search unavailable (%v); searched lexically", err))
-			return e.lexical(ctx, shs, p, q, f, res)
+			lr, err := lex.wait(res)
+			if err != nil {
+				return err
+			}
+			return e.emitLexical(ctx, shs, p, f, lr, res)
 		}
 		return err
 	}
@@ -153,9 +165,44 @@ func (e *Engine) searchSemantic(ctx context.Context, shs []*shard, p SearchParam
 		res.Mode = query.ModeSemantic
 		return e.semanticOnly(ctx, p, q, f, hits, res)
 	}
+	lr, err := lex.wait(res)
+	if err != nil {
+		return err
+	}
 	res.Mode = query.ModeHybrid
-	return e.hybrid(ctx, shs, p, q, f, hits, sim, res)
+	return e.hybrid(ctx, p, q, f, lr, hits, sim, res)
 }
+
+// lexFuture is a lexical ranking running on its own goroutine.
+type lexFuture struct {
+	done        chan struct{}
+	lr          lexRanked
+	corrections []string
+	err         error
+}
+
+// startLexical starts ranking q lexically. Its typo corrections are kept
+// apart until wait, so the goroutine never writes the caller's result.
+func (e *Engine) startLexical(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter) *lexFuture {
+	lf := &lexFuture{done: make(chan struct{})}
+	go func() {
+		defer close(lf.done)
+		var own SearchResult
+		lf.lr, lf.err = e.lexicalRank(ctx, shs, p, q, f, &own)
+		lf.corrections = own.Corrections
+	}()
+	return lf
+}
+
+// wait returns the ranking and adds its typo corrections to res.
+func (lf *lexFuture) wait(res *SearchResult) (lexRanked, error) {
+	<-lf.done
+	res.Corrections = append(res.Corrections, lf.corrections...)
+	return lf.lr, lf.err
+}
+
+// join waits for the goroutine, so nothing of a search outlives it.
+func (lf *lexFuture) join() { <-lf.done }
 
 // vecHit is a vector hit and the shard whose set it came from.
 type vecHit struct {
@@ -247,11 +294,7 @@ func (e *Engine) semanticOnly(ctx context.Context, p SearchParams, q query.Query
 
 // hybrid fuses the lexical ranking with the vector hits (rank.Fuse) and
 // renders the fused order.
-func (e *Engine) hybrid(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, hits []vecHit, sim func(*shard, int64) (float32, bool), res *SearchResult) error {
-	lr, err := e.lexicalRank(ctx, shs, p, q, f, res)
-	if err != nil {
-		return err
-	}
+func (e *Engine) hybrid(ctx context.Context, p SearchParams, q query.Query, f query.Filter, lr lexRanked, hits []vecHit, sim func(*shard, int64) (float32, bool), res *SearchResult) error {
 	cands, items := lr.cands, lr.items
 	nLex := len(items)
 	at := make(map[docKey]int, nLex+len(hits))
