@@ -20,12 +20,12 @@ type messageJSON struct {
 		Created   int64 `json:"created"`
 		Completed int64 `json:"completed"`
 	} `json:"time"`
-	Agent    string          `json:"agent"`
-	Mode     string          `json:"mode"`
-	ModelID  string          `json:"modelID"`
+	Agent    string         `json:"agent"`
+	Mode     string         `json:"mode"`
+	ModelID  string         `json:"modelID"`
 	Model    jsontext.Value `json:"model"`
-	Finish   string          `json:"finish"`
-	ParentID string          `json:"parentID"`
+	Finish   string         `json:"finish"`
+	ParentID string         `json:"parentID"`
 	Summary  jsontext.Value `json:"summary"`
 	Error    *struct {
 		Name string `json:"name"`
@@ -70,12 +70,12 @@ type partJSON struct {
 }
 
 type toolStateJSON struct {
-	Status   string          `json:"status"`
+	Status   string         `json:"status"`
 	Input    jsontext.Value `json:"input"`
-	Raw      string          `json:"raw"`
-	Output   string          `json:"output"`
-	Error    string          `json:"error"`
-	Title    string          `json:"title"`
+	Raw      string         `json:"raw"`
+	Output   string         `json:"output"`
+	Error    string         `json:"error"`
+	Title    string         `json:"title"`
 	Metadata jsontext.Value `json:"metadata"`
 	Time     struct {
 		Start     int64 `json:"start"`

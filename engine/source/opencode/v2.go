@@ -19,7 +19,7 @@ type v2MessageJSON struct {
 	} `json:"time"`
 	Text    string          `json:"text"`
 	Agent   string          `json:"agent"`
-	Model   jsontext.Value `json:"model"`
+	Model   jsontext.Value  `json:"model"`
 	Finish  string          `json:"finish"`
 	Content []v2ContentJSON `json:"content"`
 	// shell rows
@@ -27,8 +27,8 @@ type v2MessageJSON struct {
 	Command string `json:"command"`
 	Output  string `json:"output"`
 	// compaction rows
-	Summary string          `json:"summary"`
-	Reason  string          `json:"reason"`
+	Summary string         `json:"summary"`
+	Reason  string         `json:"reason"`
 	Error   jsontext.Value `json:"error"`
 }
 
@@ -38,12 +38,12 @@ type v2ContentJSON struct {
 	Text  string `json:"text"`
 	Name  string `json:"name"`
 	State *struct {
-		Status     string          `json:"status"`
+		Status     string         `json:"status"`
 		Input      jsontext.Value `json:"input"`
-		Content    []v2OutJSON     `json:"content"`
+		Content    []v2OutJSON    `json:"content"`
 		Structured jsontext.Value `json:"structured"`
 		Error      jsontext.Value `json:"error"`
-		Title      string          `json:"title"`
+		Title      string         `json:"title"`
 	} `json:"state"`
 	Time struct {
 		Created int64 `json:"created"`
