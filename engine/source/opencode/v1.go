@@ -105,8 +105,10 @@ func (s *Source) v1Messages(ctx context.Context, ss model.Session, fn func(*mode
 	for rows.Next() {
 		var mid string
 		var created int64
-		var mdata []byte
-		var pid, pdata sql.NullString
+		// Raw: the decoders copy what they keep, so the row's bytes need
+		// not be copied out first (two copies of every row otherwise).
+		var mdata, pdata sql.RawBytes
+		var pid sql.NullString
 		if err := rows.Scan(&mid, &created, &mdata, &pid, &pdata); err != nil {
 			return describeDBError(s.dbPath, err)
 		}
@@ -125,7 +127,7 @@ func (s *Source) v1Messages(ctx context.Context, ss model.Session, fn func(*mode
 		if cur.Role == "skip" || !pid.Valid {
 			continue
 		}
-		if part, ok := s.decodePart(ss.ID, mid, pid.String, []byte(pdata.String)); ok {
+		if part, ok := s.decodePart(ss.ID, mid, pid.String, pdata); ok {
 			cur.Parts = append(cur.Parts, part)
 		}
 	}
