@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -313,10 +314,15 @@ func TestSyncGCPercentRestored(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	t.Setenv("GOGC", "")
 	os.Unsetenv("GOGC")
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
 	a := raiseGCForSync()
 	b := raiseGCForSync()
 	if got := percent(); got != syncGCPercent {
 		t.Fatalf("during two syncs GC percent %d, want %d", got, syncGCPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != syncMemoryLimit {
+		t.Fatalf("during two syncs memory limit %d, want %d", got, syncMemoryLimit)
 	}
 	a()
 	if got := percent(); got != syncGCPercent {
@@ -325,6 +331,9 @@ func TestSyncGCPercentRestored(t *testing.T) {
 	b()
 	if got := percent(); got != 100 {
 		t.Fatalf("after the syncs GC percent %d, want 100 restored", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("after the syncs memory limit %d, want none restored", got)
 	}
 	t.Setenv("GOGC", "50")
 	debug.SetGCPercent(50)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -14,25 +15,38 @@ import (
 // against 75 MB (the budget is 150 MB).
 const syncGCPercent = 400
 
+// syncMemoryLimit caps what the higher GC target may let the Go heap grow
+// to (a soft limit: past it the collector runs as often as it must): at
+// 400 alone the 847k-part cold sync passed 216 MB RSS, against 114 MB at
+// Go's default, and the budget is 150 MB. SQLite's page caches are outside
+// it (the driver allocates them itself).
+const syncMemoryLimit = 80 << 20
+
 var syncGC struct {
 	sync.Mutex
-	holders int // syncs under way in this process
-	saved   int // the percent before the first of them
+	holders int   // syncs under way in this process
+	saved   int   // the percent before the first of them
+	limit   int64 // the memory limit before the first of them
 }
 
-// raiseGCForSync sets syncGCPercent until the returned func is called (by
-// every sync that called it: the last one restores the setting). A GOGC
-// the user set, or a higher or disabled target, is left alone.
+// raiseGCForSync sets syncGCPercent and syncMemoryLimit until the returned
+// func is called (by every sync that called it: the last one restores the
+// settings). A GOGC or GOMEMLIMIT the user set, or settings the program
+// changed already, are left alone.
 func raiseGCForSync() (restore func()) {
-	if os.Getenv("GOGC") != "" {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
 	syncGC.Lock()
 	defer syncGC.Unlock()
 	if syncGC.holders == 0 {
+		syncGC.limit = debug.SetMemoryLimit(-1)
 		syncGC.saved = debug.SetGCPercent(syncGCPercent)
-		if syncGC.saved < 0 || syncGC.saved > syncGCPercent {
+		if syncGC.saved < 0 || syncGC.saved > syncGCPercent || syncGC.limit != math.MaxInt64 {
+			// Tuned already (by the program): leave it so.
 			debug.SetGCPercent(syncGC.saved)
+		} else {
+			debug.SetMemoryLimit(syncMemoryLimit)
 		}
 	}
 	syncGC.holders++
@@ -42,6 +56,7 @@ func raiseGCForSync() (restore func()) {
 		syncGC.holders--
 		if syncGC.holders == 0 {
 			debug.SetGCPercent(syncGC.saved)
+			debug.SetMemoryLimit(syncGC.limit)
 		}
 	}
 }
