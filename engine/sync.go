@@ -419,9 +419,6 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		res.Deleted++
 	}
 	now := time.Now().UnixMilli()
-	if len(todo) > 0 {
-		defer raiseGCForSync()()
-	}
 	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), todo)
 	defer rd.stop()
 	for i, s := range todo {
@@ -534,12 +531,9 @@ type readItem struct {
 }
 
 // readAheadBytes bounds what the reader holds ahead of the writer: enough
-// for several hundred typical messages (the public corpus's average ~3 KB),
-// small beside the 150 MB a cold sync may use. Each byte read ahead is
-// held about three times (the text, its bounded copy, its token stream),
-// and under syncGCPercent the heap grows to five times what is live: at
-// 8 MB the 220k-part cold sync peaked at 130 MB RSS.
-const readAheadBytes = 2 << 20
+// for a few hundred typical messages (the public corpus's average ~3 KB),
+// small beside the 150 MB a cold sync may use.
+const readAheadBytes = 8 << 20
 
 func startReader(ctx context.Context, src source.Source, prep *index.Preparer, todo []*model.Session) *reader {
 	rctx, cancel := context.WithCancel(ctx)

@@ -6,11 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
@@ -305,41 +303,4 @@ func TestCancelledSyncStopsTheReader(t *testing.T) {
 	if err != nil || res.Added == 0 {
 		t.Fatalf("sync after the cancelled one: %+v, %v", res, err)
 	}
-}
-
-// TestSyncGCPercentRestored: overlapping syncs raise the GC target once
-// and the last to finish restores it; a GOGC the user set is left alone.
-func TestSyncGCPercentRestored(t *testing.T) {
-	percent := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	t.Setenv("GOGC", "")
-	os.Unsetenv("GOGC")
-	t.Setenv("GOMEMLIMIT", "")
-	os.Unsetenv("GOMEMLIMIT")
-	a := raiseGCForSync()
-	b := raiseGCForSync()
-	if got := percent(); got != syncGCPercent {
-		t.Fatalf("during two syncs GC percent %d, want %d", got, syncGCPercent)
-	}
-	if got := debug.SetMemoryLimit(-1); got != syncMemoryLimit {
-		t.Fatalf("during two syncs memory limit %d, want %d", got, syncMemoryLimit)
-	}
-	a()
-	if got := percent(); got != syncGCPercent {
-		t.Fatalf("one sync still running: GC percent %d, want %d", got, syncGCPercent)
-	}
-	b()
-	if got := percent(); got != 100 {
-		t.Fatalf("after the syncs GC percent %d, want 100 restored", got)
-	}
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Fatalf("after the syncs memory limit %d, want none restored", got)
-	}
-	t.Setenv("GOGC", "50")
-	debug.SetGCPercent(50)
-	c := raiseGCForSync()
-	if got := percent(); got != 50 {
-		t.Fatalf("with GOGC=50 set a sync changed the GC percent to %d", got)
-	}
-	c()
 }
