@@ -405,13 +405,11 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		return err
 	}
 	defer func() { w.Rollback() }()
-	pending := 0
 	flush := func() error {
 		if err := w.Commit(ctx); err != nil {
 			return err
 		}
 		w, err = sh.ix.BeginWrite(ctx)
-		pending = 0
 		return err
 	}
 	for _, id := range gone {
@@ -421,7 +419,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		res.Deleted++
 	}
 	now := time.Now().UnixMilli()
-	rd := startReader(ctx, src, sh.ix.NewPreparer(), todo)
+	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), todo)
 	defer rd.stop()
 	for i, s := range todo {
 		if err := ctx.Err(); err != nil {
@@ -433,7 +431,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 				return err
 			}
 		}
-		n, err := sh.writeSession(ctx, w, rd, s, rootOf(s, byID), stamps[s.ID], now)
+		n, df, err := sh.writeSession(ctx, w, rd, s, rootOf(s, byID), stamps[s.ID], now)
 		if err != nil {
 			return err
 		}
@@ -443,11 +441,13 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 			res.Added++
 		}
 		res.Parts += n
-		pending += n
 		if opts.Progress != nil {
 			opts.Progress(SyncProgress{Done: i + 1, Total: len(todo), Parts: res.Parts})
 		}
-		if pending >= commitEvery {
+		// The reader ends a transaction's worth of sessions (commitEvery
+		// parts) with that transaction's vocabulary counts.
+		if df != nil {
+			w.AddTerms(df)
 			if err := flush(); err != nil {
 				return err
 			}
@@ -472,30 +472,33 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	return sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
 }
 
-func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, s *model.Session, root, stamp string, now int64) (int, error) {
+// writeSession writes the reader's next session; df is non-nil when the
+// transaction is to end after it, holding its vocabulary counts.
+func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, s *model.Session, root, stamp string, now int64) (parts int, df map[string]int, err error) {
 	var counts index.SessionCounts
-	ord, parts := 0, 0
+	ord := 0
 	for {
 		it, err := rd.next(ctx)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		if it.s != s {
-			return 0, fmt.Errorf("read session %s: the reader is at session %s", s.ID, it.s.ID) // a bug: reader and writer walk todo in step
+			return 0, nil, fmt.Errorf("read session %s: the reader is at session %s", s.ID, it.s.ID) // a bug: reader and writer walk todo in step
 		}
 		if it.err != nil {
-			return 0, fmt.Errorf("read session %s: %w", s.ID, it.err)
+			return 0, nil, fmt.Errorf("read session %s: %w", s.ID, it.err)
 		}
 		if it.m == nil {
+			df = it.df
 			break // the session's end
 		}
 		if err := w.PutPrepared(ctx, s, root, ord, it.m, &counts); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		ord++
 		parts += it.m.Parts()
 	}
-	return parts, w.PutSession(ctx, s, index.SessionMeta{RootID: root, Stamp: stamp, Now: now}, counts)
+	return parts, df, w.PutSession(ctx, s, index.SessionMeta{RootID: root, Stamp: stamp, Now: now}, counts)
 }
 
 // reader reads the sessions a sync writes on a goroutine of its own, so
@@ -521,6 +524,10 @@ type readItem struct {
 	m   *index.PreparedMessage // nil: the session's end (or its error)
 	err error
 	n   int // bytes of text in m
+	// df, on a session's end: the transaction ends after this session,
+	// and these are the document frequencies of what it wrote
+	// (Preparer.TakeTerms).
+	df map[string]int
 }
 
 // readAheadBytes bounds what the reader holds ahead of the writer: enough
@@ -553,14 +560,21 @@ func startReader(ctx context.Context, src source.Source, prep *index.Preparer, t
 				return false
 			}
 		}
-		for _, s := range todo {
+		pending := 0 // parts since the last transaction's end
+		for i, s := range todo {
 			err := src.Messages(rctx, *s, func(m *model.Message) error {
-				if !send(readItem{s: s, m: prep.Prepare(m), n: textBytes(m)}) {
+				pm := prep.Prepare(m)
+				pending += pm.Parts()
+				if !send(readItem{s: s, m: pm, n: textBytes(m)}) {
 					return context.Canceled
 				}
 				return nil
 			})
-			if rctx.Err() != nil || !send(readItem{s: s, err: err}) || err != nil {
+			end := readItem{s: s, err: err}
+			if pending >= commitEvery || i == len(todo)-1 {
+				end.df, pending = prep.TakeTerms(), 0
+			}
+			if rctx.Err() != nil || !send(end) || err != nil {
 				return
 			}
 		}

@@ -227,6 +227,14 @@ func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, ro
 	return nil
 }
 
+// AddTerms adds document frequencies a batching Preparer counted (TakeTerms)
+// for the documents this transaction writes.
+func (w *Writer) AddTerms(df map[string]int) {
+	for term, n := range df {
+		w.vocab[term] += n
+	}
+}
+
 // PreparedMessage is a message made ready for Writer.PutPrepared: its
 // parts bounded (secrets kept whole), their documents redacted and
 // tokenized, each document's distinct terms listed. Preparing touches no
@@ -253,7 +261,7 @@ type preparedPart struct {
 type preparedDoc struct {
 	kind  model.Kind
 	body  string   // the FTS token stream
-	terms []string // its distinct terms, for the vocabulary
+	terms []string // its distinct terms, for the vocabulary (nil: a batching Preparer counted them)
 }
 
 // Preparer prepares messages for the index; each goroutine needs its own
@@ -261,11 +269,34 @@ type preparedDoc struct {
 type Preparer struct {
 	ix   *Index
 	seen map[string]struct{}
+	// df, when batching, counts the documents of every message prepared
+	// since the last TakeTerms per distinct term, so the writer adds one
+	// map per transaction instead of every term of every document (the
+	// per-term map updates were 6% of the writer goroutine's CPU in a
+	// cold sync of 32k parts, and the writer is the slower of the two).
+	df map[string]int
 }
 
 // NewPreparer is a Preparer for this index's bounds and redactor.
 func (ix *Index) NewPreparer() *Preparer {
 	return &Preparer{ix: ix, seen: map[string]struct{}{}}
+}
+
+// NewBatchingPreparer is a Preparer that counts the vocabulary itself: the
+// writer of what it prepares must add TakeTerms to each transaction
+// (Writer.AddTerms), taken exactly after that transaction's last message.
+func (ix *Index) NewBatchingPreparer() *Preparer {
+	pr := ix.NewPreparer()
+	pr.df = map[string]int{}
+	return pr
+}
+
+// TakeTerms returns the document frequencies counted since the last call
+// and starts a new count.
+func (pr *Preparer) TakeTerms() map[string]int {
+	df := pr.df
+	pr.df = map[string]int{}
+	return df
 }
 
 // Prepare bounds, redacts and tokenizes a message's parts. An assistant
@@ -308,7 +339,11 @@ func (pr *Preparer) doc(kind model.Kind, text string) preparedDoc {
 		b.WriteByte(' ')
 		if _, ok := pr.seen[t.Text]; !ok {
 			pr.seen[t.Text] = struct{}{}
-			terms = append(terms, t.Text)
+			if pr.df != nil {
+				pr.df[t.Text]++
+			} else {
+				terms = append(terms, t.Text)
+			}
 		}
 	})
 	return preparedDoc{kind: kind, body: b.String(), terms: terms}

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,7 +60,7 @@ func (s *Source) legacySessions() ([]model.Session, error) {
 			continue
 		}
 		var sj legacySessionJSON
-		if err := json.Unmarshal(data, &sj); err != nil || sj.ID == "" {
+		if err := unmarshal(data, &sj); err != nil || sj.ID == "" {
 			s.warn(f, "invalid session JSON")
 			continue
 		}
@@ -126,7 +125,7 @@ func (s *Source) legacyMessages(ctx context.Context, ss model.Session, fn func(*
 				Created int64 `json:"created"`
 			} `json:"time"`
 		}
-		if json.Unmarshal(data, &probe) == nil && probe.ID != "" {
+		if unmarshal(data, &probe) == nil && probe.ID != "" {
 			id = probe.ID
 		}
 		m, ok := s.decodeMessage(ss.ID, id, probe.Time.Created, data)

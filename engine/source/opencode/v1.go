@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/recallhq/recall/engine/model"
 )
 
@@ -20,13 +20,13 @@ type messageJSON struct {
 		Created   int64 `json:"created"`
 		Completed int64 `json:"completed"`
 	} `json:"time"`
-	Agent    string          `json:"agent"`
-	Mode     string          `json:"mode"`
-	ModelID  string          `json:"modelID"`
-	Model    json.RawMessage `json:"model"`
-	Finish   string          `json:"finish"`
-	ParentID string          `json:"parentID"`
-	Summary  json.RawMessage `json:"summary"`
+	Agent    string         `json:"agent"`
+	Mode     string         `json:"mode"`
+	ModelID  string         `json:"modelID"`
+	Model    jsontext.Value `json:"model"`
+	Finish   string         `json:"finish"`
+	ParentID string         `json:"parentID"`
+	Summary  jsontext.Value `json:"summary"`
 	Error    *struct {
 		Name string `json:"name"`
 		Data struct {
@@ -70,13 +70,13 @@ type partJSON struct {
 }
 
 type toolStateJSON struct {
-	Status   string          `json:"status"`
-	Input    json.RawMessage `json:"input"`
-	Raw      string          `json:"raw"`
-	Output   string          `json:"output"`
-	Error    string          `json:"error"`
-	Title    string          `json:"title"`
-	Metadata json.RawMessage `json:"metadata"`
+	Status   string         `json:"status"`
+	Input    jsontext.Value `json:"input"`
+	Raw      string         `json:"raw"`
+	Output   string         `json:"output"`
+	Error    string         `json:"error"`
+	Title    string         `json:"title"`
+	Metadata jsontext.Value `json:"metadata"`
 	Time     struct {
 		Start     int64 `json:"start"`
 		Compacted int64 `json:"compacted"`
@@ -105,8 +105,10 @@ func (s *Source) v1Messages(ctx context.Context, ss model.Session, fn func(*mode
 	for rows.Next() {
 		var mid string
 		var created int64
-		var mdata []byte
-		var pid, pdata sql.NullString
+		// Raw: the decoders copy what they keep, so the row's bytes need
+		// not be copied out first (two copies of every row otherwise).
+		var mdata, pdata sql.RawBytes
+		var pid sql.NullString
 		if err := rows.Scan(&mid, &created, &mdata, &pid, &pdata); err != nil {
 			return describeDBError(s.dbPath, err)
 		}
@@ -125,7 +127,7 @@ func (s *Source) v1Messages(ctx context.Context, ss model.Session, fn func(*mode
 		if cur.Role == "skip" || !pid.Valid {
 			continue
 		}
-		if part, ok := s.decodePart(ss.ID, mid, pid.String, []byte(pdata.String)); ok {
+		if part, ok := s.decodePart(ss.ID, mid, pid.String, pdata); ok {
 			cur.Parts = append(cur.Parts, part)
 		}
 	}
@@ -140,7 +142,7 @@ func (s *Source) v1Messages(ctx context.Context, ss model.Session, fn func(*mode
 
 func (s *Source) decodeMessage(sessionID, id string, created int64, data []byte) (*model.Message, bool) {
 	var mj messageJSON
-	if err := json.Unmarshal(data, &mj); err != nil {
+	if err := unmarshal(data, &mj); err != nil {
 		s.warn("message "+id, "invalid JSON: "+err.Error())
 		return nil, false
 	}
@@ -176,7 +178,7 @@ func (s *Source) decodeMessage(sessionID, id string, created int64, data []byte)
 				File string `json:"file"`
 			} `json:"diffs"`
 		}
-		if json.Unmarshal(mj.Summary, &sum) == nil && len(sum.Diffs) > 0 {
+		if unmarshal(mj.Summary, &sum) == nil && len(sum.Diffs) > 0 {
 			var paths []string
 			for _, d := range sum.Diffs {
 				if d.File != "" {
@@ -192,7 +194,7 @@ func (s *Source) decodeMessage(sessionID, id string, created int64, data []byte)
 	return m, true
 }
 
-func modelName(id string, raw json.RawMessage) string {
+func modelName(id string, raw jsontext.Value) string {
 	if id != "" {
 		return id
 	}
@@ -203,7 +205,7 @@ func modelName(id string, raw json.RawMessage) string {
 		ID      string `json:"id"`
 		ModelID string `json:"modelID"`
 	}
-	if json.Unmarshal(raw, &mm) == nil {
+	if unmarshal(raw, &mm) == nil {
 		return firstNonEmpty(mm.ModelID, mm.ID)
 	}
 	return ""
@@ -211,7 +213,7 @@ func modelName(id string, raw json.RawMessage) string {
 
 func (s *Source) decodePart(sessionID, messageID, id string, data []byte) (model.Part, bool) {
 	var pj partJSON
-	if err := json.Unmarshal(data, &pj); err != nil {
+	if err := unmarshal(data, &pj); err != nil {
 		s.warn("part "+id, "invalid JSON: "+err.Error())
 		return model.Part{}, false
 	}
@@ -291,7 +293,7 @@ func fillTool(p *model.Part, tool, callID string, st *toolStateJSON) {
 			FilePath string `json:"filePath"`
 		} `json:"files"`
 	}
-	if len(st.Metadata) > 0 && json.Unmarshal(st.Metadata, &meta) == nil {
+	if len(st.Metadata) > 0 && unmarshal(st.Metadata, &meta) == nil {
 		p.Truncated = meta.Truncated
 		p.ExitCode = meta.Exit
 		for _, f := range meta.Files {
@@ -305,17 +307,17 @@ func fillTool(p *model.Part, tool, callID string, st *toolStateJSON) {
 
 // appendInputPaths adds the file paths a tool input names (read/write/edit
 // take filePath, v2 tools take path).
-func appendInputPaths(paths []string, input json.RawMessage) []string {
+func appendInputPaths(paths []string, input jsontext.Value) []string {
 	if len(input) == 0 || input[0] != '{' {
 		return paths
 	}
-	var in map[string]json.RawMessage
-	if json.Unmarshal(input, &in) != nil {
+	var in map[string]jsontext.Value
+	if unmarshal(input, &in) != nil {
 		return paths
 	}
 	for _, key := range []string{"filePath", "path", "file"} {
 		var v string
-		if raw, ok := in[key]; ok && json.Unmarshal(raw, &v) == nil && v != "" {
+		if raw, ok := in[key]; ok && unmarshal(raw, &v) == nil && v != "" {
 			paths = append(paths, v)
 		}
 	}
@@ -340,21 +342,19 @@ func dedupe(in []string) []string {
 // compactJSON renders a tool input as compact JSON with sorted keys (as
 // encoding/json writes maps), so it indexes and displays the same way
 // whatever the writer's key order.
-func compactJSON(raw json.RawMessage) string {
+func compactJSON(raw []byte) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := unmarshal(raw, &v); err != nil {
 		return string(raw)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := codec.marshalCompact(v)
+	if err != nil {
 		return string(raw)
 	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSpace(string(b))
 }
 
 func firstNonEmpty(vals ...string) string {
@@ -373,7 +373,7 @@ func revertMessageID(raw string) string {
 	var r struct {
 		MessageID string `json:"messageID"`
 	}
-	if json.Unmarshal([]byte(raw), &r) == nil {
+	if unmarshal([]byte(raw), &r) == nil {
 		return r.MessageID
 	}
 	return ""

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/recallhq/recall/engine/model"
 )
 
@@ -18,7 +19,7 @@ type v2MessageJSON struct {
 	} `json:"time"`
 	Text    string          `json:"text"`
 	Agent   string          `json:"agent"`
-	Model   json.RawMessage `json:"model"`
+	Model   jsontext.Value  `json:"model"`
 	Finish  string          `json:"finish"`
 	Content []v2ContentJSON `json:"content"`
 	// shell rows
@@ -26,9 +27,9 @@ type v2MessageJSON struct {
 	Command string `json:"command"`
 	Output  string `json:"output"`
 	// compaction rows
-	Summary string          `json:"summary"`
-	Reason  string          `json:"reason"`
-	Error   json.RawMessage `json:"error"`
+	Summary string         `json:"summary"`
+	Reason  string         `json:"reason"`
+	Error   jsontext.Value `json:"error"`
 }
 
 type v2ContentJSON struct {
@@ -37,12 +38,12 @@ type v2ContentJSON struct {
 	Text  string `json:"text"`
 	Name  string `json:"name"`
 	State *struct {
-		Status     string          `json:"status"`
-		Input      json.RawMessage `json:"input"`
-		Content    []v2OutJSON     `json:"content"`
-		Structured json.RawMessage `json:"structured"`
-		Error      json.RawMessage `json:"error"`
-		Title      string          `json:"title"`
+		Status     string         `json:"status"`
+		Input      jsontext.Value `json:"input"`
+		Content    []v2OutJSON    `json:"content"`
+		Structured jsontext.Value `json:"structured"`
+		Error      jsontext.Value `json:"error"`
+		Title      string         `json:"title"`
 	} `json:"state"`
 	Time struct {
 		Created int64 `json:"created"`
@@ -86,7 +87,7 @@ func (s *Source) v2Messages(ctx context.Context, ss model.Session, fn func(*mode
 
 func (s *Source) decodeV2(sessionID, id, typ string, created int64, data []byte) (*model.Message, bool) {
 	var mj v2MessageJSON
-	if err := json.Unmarshal(data, &mj); err != nil {
+	if err := unmarshal(data, &mj); err != nil {
 		s.warn("session_message "+id, "invalid JSON: "+err.Error())
 		return nil, false
 	}
@@ -162,7 +163,7 @@ func (s *Source) decodeV2(sessionID, id, typ string, created int64, data []byte)
 
 // v2Output joins a v2 tool's text outputs; a read keeps its file content in
 // `structured.content` instead.
-func v2Output(content []v2OutJSON, structured json.RawMessage) string {
+func v2Output(content []v2OutJSON, structured jsontext.Value) string {
 	var b strings.Builder
 	for _, c := range content {
 		switch c.Type {
@@ -178,7 +179,7 @@ func v2Output(content []v2OutJSON, structured json.RawMessage) string {
 	var st struct {
 		Content string `json:"content"`
 	}
-	if json.Unmarshal(structured, &st) == nil && st.Content != "" {
+	if unmarshal(structured, &st) == nil && st.Content != "" {
 		return st.Content
 	}
 	if string(structured) == "{}" || string(structured) == "null" {
@@ -187,9 +188,9 @@ func v2Output(content []v2OutJSON, structured json.RawMessage) string {
 	return compactJSON(structured)
 }
 
-func errorText(raw json.RawMessage) string {
+func errorText(raw jsontext.Value) string {
 	var str string
-	if json.Unmarshal(raw, &str) == nil {
+	if unmarshal(raw, &str) == nil {
 		return str
 	}
 	var e struct {
@@ -199,13 +200,13 @@ func errorText(raw json.RawMessage) string {
 			Message string `json:"message"`
 		} `json:"data"`
 	}
-	if json.Unmarshal(raw, &e) == nil {
+	if unmarshal(raw, &e) == nil {
 		return strings.TrimSpace(e.Name + ": " + firstNonEmpty(e.Message, e.Data.Message))
 	}
 	return string(raw)
 }
 
-func mustJSON(v any) json.RawMessage {
+func mustJSON(v any) jsontext.Value {
 	b, _ := json.Marshal(v)
 	return b
 }
