@@ -49,37 +49,3 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 		}
 	}
 }
-
-// TestSplitMatchIsTheWholeMatch: a match scored in rid ranges on several
-// connections returns what one statement does (order, scores, texts).
-func TestSplitMatchIsTheWholeMatch(t *testing.T) {
-	ix := testIndex(t)
-	ctx := context.Background()
-	defer func(n int) { splitMinDocs = n }(splitMinDocs)
-	for name, f := range map[string]query.Filter{
-		"none":      {},
-		"directory": {Directory: "/w/app/"},
-	} {
-		for _, limit := range []int{1, 2, 50} {
-			splitMinDocs = 1 << 62
-			want, wantTexts, err := ix.MatchTexts(ctx, `"pelican"`, f, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			splitMinDocs = 0
-			if r := ix.matchRanges(ctx); len(r) < 2 {
-				t.Fatalf("the match was not split (%v): the test compares nothing", r)
-			}
-			got, texts, err := ix.MatchTexts(ctx, `"pelican"`, f, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want) == 0 {
-				t.Fatalf("%s: nothing matched; the test compares nothing", name)
-			}
-			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(texts, wantTexts) {
-				t.Errorf("%s/%d: split match differs:\n got %+v %v\nwant %+v %v", name, limit, got, texts, want, wantTexts)
-			}
-		}
-	}
-}

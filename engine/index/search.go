@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"runtime"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/recallhq/recall/engine/query"
 )
@@ -171,7 +168,7 @@ const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id,
 // first. Weights favour short, focused documents a little less than FTS5's
 // default (b = 0.75 is kept; k1 default).
 func (ix *Index) Match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
-	q, args := matchQuery(expr, f, limit, "", nil)
+	q, args := matchQuery(expr, f, limit, "")
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
@@ -179,118 +176,27 @@ func (ix *Index) Match(ctx context.Context, expr string, f query.Filter, limit i
 	return scanCandidates(rows)
 }
 
-// rowRange is a half-open range of document rids, [lo, hi).
-type rowRange struct{ lo, hi int64 }
-
-// matchQuery is Match's SQL: candidateCols, the score, then extra; within
-// r when it is not nil.
-func matchQuery(expr string, f query.Filter, limit int, extra string, r *rowRange) (string, []any) {
+// matchQuery is Match's SQL: candidateCols, the score, then extra.
+func matchQuery(expr string, f query.Filter, limit int, extra string) (string, []any) {
 	where, args := where(f)
-	in, inArgs := "", []any(nil)
-	if r != nil {
-		in, inArgs = ` AND docs_fts.rowid >= ? AND docs_fts.rowid < ?`, []any{r.lo, r.hi}
-	}
 	if where == "" {
 		// No filter: rank inside FTS5 alone and join only the winners, so
 		// the docs table is read for limit rows, not for every match.
 		return `SELECT ` + candidateCols + `, m.score AS score` + extra + ` FROM
-			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ?` + in + ` ORDER BY score LIMIT ?) m
-			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, append(append([]any{expr}, inArgs...), limit)
+			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY score LIMIT ?) m
+			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, []any{expr, limit}
 	}
 	return `SELECT ` + candidateCols + `, bm25(docs_fts) AS score` + extra + `
 			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
-			WHERE docs_fts MATCH ?` + in + where + ` ORDER BY score LIMIT ?`, append(append(append([]any{expr}, inArgs...), args...), limit)
-}
-
-// splitMinDocs is the index size from which a match is scored in several
-// rowid ranges at once (see matchRanges). Below it a whole search is a
-// few milliseconds and the extra statements would cost more than they
-// save.
-var splitMinDocs = 50_000
-
-// maxMatchSplits bounds the ranges: the index allows 4 connections.
-const maxMatchSplits = 2
-
-// matchRanges is how MatchTexts divides a match among connections. FTS5
-// scores every matching document before LIMIT applies (BM25 reads each
-// one's length), which is most of a search's CPU on a large history
-// (docs/benchmarks.md), and one statement runs on one core. Ranges of
-// rids scored on their own connections give the same scores (BM25's
-// statistics are the whole table's, whatever the range) in a fraction of
-// the wall time. nil: one statement.
-func (ix *Index) matchRanges(ctx context.Context) []rowRange {
-	n := min(runtime.GOMAXPROCS(0), maxMatchSplits)
-	if n < 2 {
-		return nil
-	}
-	if docs, err := ix.DocCount(ctx); err != nil || docs < splitMinDocs {
-		return nil
-	}
-	var lo, hi sql.NullInt64
-	if err := ix.db.QueryRowContext(ctx, `SELECT min(rid), max(rid) FROM docs`).Scan(&lo, &hi); err != nil || !lo.Valid {
-		return nil
-	}
-	out := make([]rowRange, n)
-	step := (hi.Int64 - lo.Int64 + int64(n)) / int64(n)
-	for i := range out {
-		out[i] = rowRange{lo.Int64 + int64(i)*step, lo.Int64 + int64(i+1)*step}
-	}
-	out[n-1].hi = hi.Int64 + 1
-	return out
+			WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr}, args...), limit)
 }
 
 // MatchTexts is Match with each candidate's text (DocText's), read in the
 // same statement: the candidates' rows are found once, where DocText
 // looked each docs row up again by rid and then its part. Only the
 // columns a document's kind is made from are read.
-//
-// On a large index the match runs in rid ranges at once (matchRanges),
-// each keeping its best limit; merged by score, ties in rid order, they
-// are the whole match's best limit. Each range reads its own snapshot, so
-// a sync committing in between can show one range before it and one
-// after, as two searches a moment apart would.
 func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, map[int64]string, error) {
-	ranges := ix.matchRanges(ctx)
-	if len(ranges) == 0 {
-		return ix.matchTexts(ctx, expr, f, limit, nil)
-	}
-	type result struct {
-		cands []Candidate
-		texts map[int64]string
-		err   error
-	}
-	res := make([]result, len(ranges))
-	var wg sync.WaitGroup
-	for i := range ranges {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := &res[i]
-			r.cands, r.texts, r.err = ix.matchTexts(ctx, expr, f, limit, &ranges[i])
-		}()
-	}
-	wg.Wait()
-	var all []Candidate
-	texts := map[int64]string{}
-	for _, r := range res {
-		if r.err != nil {
-			return nil, nil, r.err
-		}
-		all = append(all, r.cands...)
-		for rid, t := range r.texts {
-			texts[rid] = t
-		}
-	}
-	sort.SliceStable(all, func(a, b int) bool { return all[a].BM25 < all[b].BM25 })
-	for _, c := range all[min(len(all), limit):] {
-		delete(texts, c.DocRID)
-	}
-	return all[:min(len(all), limit)], texts, nil
-}
-
-// matchTexts is MatchTexts as one statement, within r when it is not nil.
-func (ix *Index) matchTexts(ctx context.Context, expr string, f query.Filter, limit int, r *rowRange) ([]Candidate, map[int64]string, error) {
-	inner, args := matchQuery(expr, f, limit, `, d.text AS dtext`, r)
+	inner, args := matchQuery(expr, f, limit, `, d.text AS dtext`)
 	q := `SELECT x.*,
 			CASE WHEN x.dtext <> '' THEN '' WHEN x.kind = 'output' THEN coalesce(nullif(p.output, ''), p.error, '')
 				WHEN x.kind = 'patch' THEN coalesce(p.paths, '') WHEN x.kind = 'tool' THEN coalesce(p.tool, '') ELSE coalesce(p.text, '') END,
