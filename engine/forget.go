@@ -95,14 +95,7 @@ func (sh *shard) forget(ctx context.Context, sessionID string) (ForgetResult, er
 	// the index, without them. (Forget changes neither vector_gen nor
 	// synced_at, which is what would otherwise mark them stale.)
 	sh.vec.vecMu.Lock()
-	sh.vec.mu.Lock()
-	if lv := sh.vec.vecs; lv != nil {
-		lv.mu.Lock()
-		lv.set.Close()
-		lv.mu.Unlock()
-	}
-	sh.vec.vecs = nil
-	sh.vec.mu.Unlock()
+	sh.dropVectors()
 	sh.vec.vecMu.Unlock()
 	if err := vectors.RemoveFile(sh.vectorFile()); err != nil {
 		sh.e.log.Warn("vector file kept after forget", "err", err)

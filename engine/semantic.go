@@ -173,16 +173,22 @@ func (e *Engine) closeSemantic() error {
 		e.sem.emb = nil
 	}
 	for _, sh := range e.shards {
-		sh.vec.mu.Lock()
-		if lv := sh.vec.vecs; lv != nil {
-			lv.mu.Lock()
-			lv.set.Close()
-			lv.mu.Unlock()
-		}
-		sh.vec.vecs = nil
-		sh.vec.mu.Unlock()
+		sh.dropVectors()
 	}
 	return err
+}
+
+// dropVectors closes the shard's in-memory vectors (unmapping the vector
+// file); the next semantic search loads them again.
+func (sh *shard) dropVectors() {
+	sh.vec.mu.Lock()
+	defer sh.vec.mu.Unlock()
+	if lv := sh.vec.vecs; lv != nil {
+		lv.mu.Lock()
+		lv.set.Close()
+		lv.mu.Unlock()
+	}
+	sh.vec.vecs = nil
 }
 
 // noticeOnce adds msg to res the first time this Engine gives a notice of
