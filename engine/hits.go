@@ -181,8 +181,8 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 // part and whose slots hold nothing the assistant said in prose its answer,
 // in the second slot (after the best match, the last slot making room):
 // the family's best-scoring assistant prose, or else its session's final
-// answer, read from the index. The
-// answer to a question often shares few words with it ("make the dashboard
+// answer, read from the index. The answer to a question often shares few
+// words with it ("make the dashboard
 // stop hammering the API" is answered by "usePolling now backs off while
 // the API is failing"), so the matched parts are the prompt, the reasoning
 // and the tool calls; on the public eval this slot found 3 of the 4

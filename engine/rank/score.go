@@ -38,8 +38,8 @@ type Item struct {
 	// its message's position there (adjacent messages are one exchange).
 	Session string
 	Ord     int
-	cov     float64
-	prior   float64 // priorOf, once Score has run // coverage of the query, weighted (Score's)
+	cov     float64 // coverage of the query, weighted (Score's)
+	prior   float64 // priorOf, once Score has run
 }
 
 // Kind priors: how much a match in each kind of document is worth relative
