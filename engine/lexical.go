@@ -118,9 +118,9 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 		// the budget (at most MatchBudget rows of the FTS index, ~1 ms
 		// however large the history), and a term whose words alone are
 		// over the budget is not counted at all.
-		st.matchDF = MatchBudget + 1
-		if st.prefixDF <= MatchBudget {
-			if st.matchDF, err = sh.ix.TermMatches(ctx, t, lx.alts, MatchBudget+1); err != nil {
+		st.matchDF = matchBudget + 1
+		if st.prefixDF <= matchBudget {
+			if st.matchDF, err = sh.ix.TermMatches(ctx, t, lx.alts, matchBudget+1); err != nil {
 				return nil, err
 			}
 		}
@@ -132,7 +132,7 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 // terms are taken rarest first, by the documents their match touches in
 // all the shards together, until the budget is spent; the rarest always
 // goes in.
-func commonTerms(used []query.Term, lxs []*shardLex) map[string]bool {
+func commonTerms(used []query.Term, lxs []*shardLex) (skip map[string]bool, both []string) {
 	type tdf struct {
 		key        string
 		df, prefix int
@@ -151,19 +151,64 @@ func commonTerms(used []query.Term, lxs []*shardLex) map[string]bool {
 		}
 		return ts[i].prefix < ts[j].prefix
 	})
-	skip := map[string]bool{}
+	// A term that matches nothing (a word the history never used, with no
+	// correction) costs the match nothing and must not take the place of
+	// the rarest term that does match: "qqqzzzvvv connection" found
+	// nothing on the 220k-part history once "connection" was over the
+	// budget.
+	skip = map[string]bool{}
+	var kept, left []tdf // matching something: in the match, left out
 	sum := 0
-	for i, t := range ts {
+	for _, t := range ts {
 		sum += t.df
-		if i >= 1 && sum > MatchBudget {
+		if len(kept) >= 1 && sum > matchBudget {
 			skip[t.key] = true
+			if t.df > 0 {
+				left = append(left, t)
+			}
+			continue
+		}
+		if t.df > 0 {
+			kept = append(kept, t)
 		}
 	}
-	return skip
+	if len(kept) == 1 && kept[0].df > matchBudget && len(left) > 0 {
+		both = []string{kept[0].key, left[0].key}
+	}
+	return skip, both
 }
 
+// minBothCandidates is how many documents the match of the two rarest
+// terms together must find to stand for the whole match (see match);
+// fewer, and the rarest term's own match runs instead. It is the number
+// of hits a search shows at most on a page of 5 families of up to 10.
+var minBothCandidates = 50
+
+// matchBudget is MatchBudget (a variable: tests lower it).
+var matchBudget = MatchBudget
+
 // match runs the shard's FTS match and reads its candidates' texts.
-func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool) error {
+//
+// When even the rarest term touches more than MatchBudget documents (a
+// query of common words only), the match asks first for the documents
+// holding the two rarest terms together: on a large history a common
+// word's match grows with it, and BM25 scores every document a match
+// touches; the documents holding both are the ones BM25 ranks first
+// anyway. Only when too few hold both does the rarest term's own match
+// run.
+func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool, both []string) error {
+	if both != nil && len(q.Phrases) == 0 {
+		if expr := index.MatchExprAll(q, lx.alts, both); expr != "" {
+			cands, texts, err := lx.sh.ix.MatchTexts(ctx, expr, f, MaxCandidates)
+			if err != nil {
+				return err
+			}
+			if len(cands) >= minBothCandidates {
+				lx.expr, lx.cands, lx.texts = expr, cands, texts
+				return nil
+			}
+		}
+	}
 	lx.expr = index.MatchExpr(q, lx.alts, skip)
 	if lx.expr == "" {
 		return nil
@@ -275,8 +320,8 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 		needles = append(needles, needle{text: ph, group: -1, weight: total + 2})
 	}
 	lr.terms, lr.needles = terms, needles
-	skip := commonTerms(used, lxs)
-	if err := eachShard(shs, func(i int, _ *shard) error { return lxs[i].match(ctx, q, f, skip) }); err != nil {
+	skip, both := commonTerms(used, lxs)
+	if err := eachShard(shs, func(i int, _ *shard) error { return lxs[i].match(ctx, q, f, skip, both) }); err != nil {
 		return lr, err
 	}
 	lr.exprs = map[*shard]string{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/recallhq/recall/engine/query"
@@ -52,7 +53,27 @@ func MatchExpr(q query.Query, alts Alternatives, skip map[string]bool) string {
 	if len(any) == 0 {
 		return ""
 	}
-	expr := strings.Join(any, " OR ")
+	return withExclusions(strings.Join(any, " OR "), q)
+}
+
+// MatchExprAll is the match of documents holding every term of q whose key
+// is in keys (each as MatchExpr matches it), less q's exclusions; "" when
+// no term is left.
+func MatchExprAll(q query.Query, alts Alternatives, keys []string) string {
+	var all []string
+	for _, t := range q.Searchable() {
+		if slices.Contains(keys, t.Key()) {
+			all = append(all, termExpr(t, alts))
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	return withExclusions(strings.Join(all, " AND "), q)
+}
+
+// withExclusions NOTs q's excluded terms and phrases out of expr.
+func withExclusions(expr string, q query.Query) string {
 	var not []string
 	for _, t := range q.ExcludeTerms {
 		not = append(not, termExpr(t, nil))

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// When even the rarest word of a query is over the match budget (a query
+// of common words only), the match is of the documents holding the two
+// rarest together, so BM25 scores fewer documents as the history grows;
+// when too few hold both, the rarest word's own match runs as before.
+func TestCommonWordsMatchTogether(t *testing.T) {
+	e := openFixture(t, "v1")
+	ctx := context.Background()
+	defer func(b, m int) { matchBudget, minBothCandidates = b, m }(matchBudget, minBothCandidates)
+	search := func() string {
+		t.Helper()
+		res, err := e.Search(ctx, SearchParams{Query: "ledger invoice", Limit: 10, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Explain == nil {
+			t.Fatalf("no explained hits: %+v", res)
+		}
+		return res.Hits[0].Explain.Match
+	}
+	if got := search(); strings.Contains(got, " AND ") {
+		t.Fatalf("under the budget the match asks for both words: %s", got)
+	}
+	matchBudget, minBothCandidates = 1, 1
+	if got := search(); !strings.Contains(got, " AND ") {
+		t.Errorf("over the budget the match is not of the documents holding both words: %s", got)
+	}
+	minBothCandidates = 1 << 30
+	if got := search(); strings.Contains(got, " AND ") {
+		t.Errorf("too few documents hold both words, yet the match asks for both: %s", got)
+	}
+}
+
+// A word that matches nothing must not take the rarest term's place in
+// the match: with the common word over the budget, the search found
+// nothing at all.
+func TestUnknownWordKeepsTheCommonWordsMatch(t *testing.T) {
+	e := openFixture(t, "v1")
+	ctx := context.Background()
+	defer func(b int) { matchBudget = b }(matchBudget)
+	matchBudget = 1
+	res, err := e.Search(ctx, SearchParams{Query: "qqqzzzvvv ledger", Limit: 10, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 {
+		t.Fatalf("an unknown word beside a common one found nothing: %+v", res)
+	}
+}
