@@ -180,8 +180,10 @@ func commonTerms(used []query.Term, lxs []*shardLex) (skip map[string]bool, both
 
 // minBothCandidates is how many documents the match of the two rarest
 // terms together must find to stand for the whole match (see match);
-// fewer, and the rarest term's own match runs instead. It is the number
-// of hits a search shows at most on a page of 5 families of up to 10.
+// fewer, and the rarest term's own match runs instead. 50 fills a page of
+// hits (10 by default, up to 3 per family) several times over, so the
+// documents holding only one of the words would rarely have reached it;
+// a variable so tests can move it.
 var minBothCandidates = 50
 
 // matchBudget is MatchBudget (a variable: tests lower it).
