@@ -674,7 +674,21 @@ function recallLogs() {
       }
       // The transcript at that message: its heading in view (the title line may be scrolled away;
       // Monaco shows spaces as NBSP, which \s matches).
-      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, /##\s\d+\.\sassistant\s/, () => link.click());
+      // The hover can close between showing the link and the click landing
+      // (the editor re-lays out its blame lines and lenses): show it again.
+      const clickLink = async () => {
+        for (let i = 1; ; i++) {
+          try {
+            await link.click({ timeout: 5000 });
+            return;
+          } catch (e) {
+            if (i >= 4) throw new Error(`the blame hover's link on line ${r.startLine} closed before it could be clicked, ${i} times: ${e.message}`);
+            await runCommand(page, 'Show or Focus Hover');
+            await link.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+          }
+        }
+      };
+      const ed = await expectTranscript(page, 'blame', r.title, r.sessionId, /##\s\d+\.\sassistant\s/, clickLink);
       check(ed.line > 1, `the blame link opened "${ed.tab}" at line ${ed.line}, want the message that wrote line ${r.startLine}`);
     });
     await page.close();
