@@ -84,6 +84,23 @@ async function runCommand(page, title) {
 }
 
 /**
+ * Shows the hover at the caret (from the keyboard) until want is visible,
+ * up to tries times; throws failure otherwise.
+ */
+async function showHover(page, want, tries, failure) {
+  for (let i = 1; ; i++) {
+    await runCommand(page, 'Show or Focus Hover');
+    try {
+      await want.waitFor({ state: 'visible', timeout: 5000 });
+      return;
+    } catch (e) {
+      if (i >= tries) throw new Error(failure);
+      await page.keyboard.press('Escape');
+    }
+  }
+}
+
+/**
  * Quick Open (Ctrl+P) of a file, by name or absolute path, until its tab
  * is active. An absolute path's row can vanish again when the workspace
  * search ends ("No matching results"), so each try types, waits for the
@@ -508,16 +525,7 @@ function recallLogs() {
       await page.keyboard.press('Enter');
       const hover = page.locator('.monaco-hover', { hasText: TITLE }).first();
       const asked = Date.now();
-      for (let i = 1; ; i++) {
-        await runCommand(page, 'Show or Focus Hover');
-        try {
-          await hover.waitFor({ state: 'visible', timeout: 5000 });
-          break;
-        } catch (e) {
-          if (i >= 6) throw new Error('no hover with the session title on ' + SESSION);
-          await page.keyboard.press('Escape');
-        }
-      }
+      await showHover(page, hover, 6, 'no hover with the session title on ' + SESSION);
       timings.firstHoverMs = Date.now() - asked;
       await page.screenshot({ path: path.join(runDir, 'hover.png') });
       // The hover's "open transcript" link is a recall: URI the client
@@ -620,16 +628,7 @@ function recallLogs() {
       await page.keyboard.type(`${first.startLine}:2`, { delay: 20 });
       await page.keyboard.press('Enter');
       const hover = page.locator('.monaco-hover', { hasText: first.title }).first();
-      for (let i = 1; ; i++) {
-        await runCommand(page, 'Show or Focus Hover');
-        try {
-          await hover.waitFor({ state: 'visible', timeout: 5000 });
-          break;
-        } catch (e) {
-          if (i >= 4) throw new Error(`no hover naming "${first.title}" on line ${first.startLine}`);
-          await page.keyboard.press('Escape');
-        }
-      }
+      await showHover(page, hover, 4, `no hover naming "${first.title}" on line ${first.startLine}`);
       await page.keyboard.press('Escape');
     });
 
@@ -662,16 +661,7 @@ function recallLogs() {
       await page.keyboard.type(`${r.startLine}:2`, { delay: 20 });
       await page.keyboard.press('Enter');
       const link = page.locator('.monaco-hover a', { hasText: 'Open the transcript at that message' }).first();
-      for (let i = 1; ; i++) {
-        await runCommand(page, 'Show or Focus Hover');
-        try {
-          await link.waitFor({ state: 'visible', timeout: 5000 });
-          break;
-        } catch (e) {
-          if (i >= 4) throw new Error(`no blame hover link on line ${r.startLine}`);
-          await page.keyboard.press('Escape');
-        }
-      }
+      await showHover(page, link, 4, `no blame hover link on line ${r.startLine}`);
       // The transcript at that message: its heading in view (the title line may be scrolled away;
       // Monaco shows spaces as NBSP, which \s matches).
       // The hover can close between showing the link and the click landing
@@ -683,8 +673,7 @@ function recallLogs() {
             return;
           } catch (e) {
             if (i >= 4) throw new Error(`the blame hover's link on line ${r.startLine} closed before it could be clicked, ${i} times: ${e.message}`);
-            await runCommand(page, 'Show or Focus Hover');
-            await link.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+            await showHover(page, link, 4, `no blame hover link on line ${r.startLine}`);
           }
         }
       };
