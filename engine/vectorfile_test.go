@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -189,5 +190,55 @@ func TestForgetDropsTheVectorFile(t *testing.T) {
 	}
 	if bytes.Contains(b, []byte(victim)) {
 		t.Fatalf("the vector file still names the forgotten session %s", victim)
+	}
+}
+
+// The default setup: no index path, the index where Recall keeps it under
+// XDG_DATA_HOME. The vector file goes beside that index, and a second
+// process maps it.
+func TestVectorFileBesideTheDefaultIndex(t *testing.T) {
+	store, data := t.TempDir(), t.TempDir()
+	installModel(t, store, 1, "")
+	db := fixture(t, "v1")
+	env := func(k string) string {
+		if k == "XDG_DATA_HOME" {
+			return data
+		}
+		return ""
+	}
+	open := func() *Engine {
+		e, err := Open(context.Background(), Options{DBPath: db, ModelDir: store, Getenv: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	first := open()
+	if _, err := first.Embed(context.Background(), EmbedOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ix := first.shards[0].ix.Path()
+	if !strings.HasPrefix(ix, data) {
+		t.Fatalf("the index is at %s, not under XDG_DATA_HOME %s", ix, data)
+	}
+	want := hitKeys(hybridSearch(t, first, "cache"))
+	fi, err := os.Lstat(ix + "-vectors")
+	if err != nil {
+		t.Fatalf("no vector file beside the default index: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("vector file mode %v, want 0600", fi.Mode().Perm())
+	}
+	second := open()
+	got := hitKeys(hybridSearch(t, second, "cache"))
+	if !mappedVectors(second) {
+		t.Fatal("a second engine on the default index did not map the vector file")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("mapped vectors rank otherwise:\n got %v\nwant %v", got, want)
 	}
 }
