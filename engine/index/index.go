@@ -41,6 +41,7 @@ type Index struct {
 	// the vocabulary, so a secret can never be found by searching for it,
 	// and keeps the cuts of long texts out of secrets (see bound).
 	redactor *redact.Redactor
+	stmts    stmtCache // the search path's prepared statements
 }
 
 // SetRedactor sets the redactor that cleans text before it is indexed.
@@ -263,7 +264,10 @@ func (ix *Index) ReadOnly() bool { return ix.readOnly }
 func (ix *Index) ReadOnlyError() error { return readOnlyError(ix.path, nil) }
 
 // Close closes the index.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error {
+	ix.closeStmts()
+	return ix.db.Close()
+}
 
 func corrupt(path string, err error) error {
 	return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
@@ -598,7 +602,7 @@ var schemaTables = func() map[string]bool {
 // Meta reads a meta value ("" when absent).
 func (ix *Index) Meta(ctx context.Context, key string) (string, error) {
 	var v string
-	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := ix.queryRow(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

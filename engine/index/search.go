@@ -224,7 +224,7 @@ func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, li
 			CASE WHEN x.dtext = '' AND x.kind = 'tool' THEN coalesce(p.title, '') ELSE '' END,
 			CASE WHEN x.dtext = '' AND x.kind = 'tool' THEN coalesce(p.input, '') ELSE '' END
 		FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
-	rows, err := ix.db.QueryContext(ctx, q, args...)
+	rows, err := ix.query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
 	}
@@ -349,7 +349,7 @@ func (ix *Index) Vocabulary(ctx context.Context) (terms []string, df []int, err 
 // cost a CLI search time in proportion to the index.
 func (ix *Index) DF(ctx context.Context, term string) (int, error) {
 	var n int
-	err := ix.db.QueryRowContext(ctx, `SELECT df FROM vocab WHERE term = ?`, term).Scan(&n)
+	err := ix.queryRow(ctx, `SELECT df FROM vocab WHERE term = ?`, term).Scan(&n)
 	if err == sql.ErrNoRows {
 		return 0, nil
 	}
@@ -364,7 +364,7 @@ func (ix *Index) DF(ctx context.Context, term string) (int, error) {
 // of the docs table, which walks it.
 func (ix *Index) DocCount(ctx context.Context) (int, error) {
 	var n int
-	err := ix.db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'`).Scan(&n)
+	err := ix.queryRow(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'`).Scan(&n)
 	if err == nil {
 		return n, nil
 	}
@@ -382,7 +382,7 @@ func (ix *Index) DocCount(ctx context.Context) (int, error) {
 // through "slower").
 func (ix *Index) Matches(ctx context.Context, token string) (bool, error) {
 	var rid int64
-	err := ix.db.QueryRowContext(ctx, `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT 1`, quote(token)).Scan(&rid)
+	err := ix.queryRow(ctx, `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT 1`, quote(token)).Scan(&rid)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -395,7 +395,7 @@ func (ix *Index) Matches(ctx context.Context, token string) (bool, error) {
 // cost budget.
 func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
 	var n sql.NullInt64
-	err := ix.db.QueryRowContext(ctx, `SELECT sum(df) FROM vocab WHERE term >= ? AND term < ?`, token, token+"\uffff").Scan(&n)
+	err := ix.queryRow(ctx, `SELECT sum(df) FROM vocab WHERE term >= ? AND term < ?`, token, token+"\uffff").Scan(&n)
 	return int(n.Int64), err
 }
 
@@ -403,7 +403,7 @@ func (ix *Index) PrefixDF(ctx context.Context, token string) (int, error) {
 // alternatives) touches, up to limit.
 func (ix *Index) TermMatches(ctx context.Context, t query.Term, alts Alternatives, limit int) (int, error) {
 	var n int
-	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`, termExpr(t, alts), limit).Scan(&n)
+	err := ix.queryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`, termExpr(t, alts), limit).Scan(&n)
 	if err != nil {
 		return 0, ix.readError(err)
 	}
