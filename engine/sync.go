@@ -91,7 +91,7 @@ type SourceSync struct {
 
 // commitEvery bounds a write transaction (parts); each session is written
 // whole inside one transaction, so a killed sync never leaves half a session.
-var commitEvery = 4000 // a var: tests lower it
+const commitEvery = 4000
 
 // releaseAfterParts: a sync that wrote more parts than one transaction
 // holds has filled its connections' page caches (a var: tests lower it).
@@ -456,9 +456,6 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err := w.Commit(ctx); err != nil {
 		return err
 	}
-	if err := sh.compact(ctx, res.Parts); err != nil {
-		return err
-	}
 	w, err = sh.ix.BeginWrite(ctx) // for the deferred Rollback
 	if err != nil {
 		return err
@@ -473,29 +470,6 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		return fmt.Errorf("record sync: %w", err)
 	}
 	return sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
-}
-
-// compact merges the full-text index into one segment after a sync that
-// wrote a large share of it (a cold index, a rebuild, a re-read after a
-// config change): FTS5 leaves a bulk load as many segments, and a match
-// reads every segment's part of each term. On the 220k-part benchmark
-// history the merge took 1.7 s (7% of the cold index) and took 5% off
-// search p95; a sync of a few sessions leaves merging to FTS5's own
-// automerge. The index is whole without the merge: one that fails (a
-// full disk: the log grows by about the index's full-text size) is
-// logged, and the sync stands.
-func (sh *shard) compact(ctx context.Context, parts int) error {
-	docs, err := sh.ix.DocCount(ctx)
-	if err != nil || parts == 0 || parts*4 < docs {
-		return err
-	}
-	if err := sh.ix.Optimize(ctx); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		sh.e.log.Warn("index not compacted; searches stay correct, a little slower", "source", sh.name, "err", err)
-	}
-	return nil
 }
 
 // writeSession writes the reader's next session; df is non-nil when the

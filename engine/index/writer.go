@@ -466,16 +466,3 @@ func (w *Writer) Forget(ctx context.Context, ids []string, now int64) error {
 	}
 	return nil
 }
-
-// Optimize merges the full-text index into one segment (FTS5's
-// 'optimize'), then checkpoints the write-ahead log it grew by about the
-// size of that index back into the file and truncates it.
-func (ix *Index) Optimize(ctx context.Context) error {
-	if _, err := ix.db.ExecContext(ctx, `INSERT INTO docs_fts(docs_fts) VALUES('optimize')`); err != nil {
-		return fmt.Errorf("merge the full-text index of %s: %w", ix.path, err)
-	}
-	if _, err := ix.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return fmt.Errorf("checkpoint index %s: %w", ix.path, err)
-	}
-	return nil
-}
