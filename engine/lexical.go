@@ -24,8 +24,9 @@ type shardTerm struct {
 	// df is the documents holding it (or its corrections).
 	df int
 	// matchDF is how many documents its FTS match touches (each is one
-	// BM25 score), counted up to MatchBudget+1; prefixDF, the documents of
-	// the vocabulary terms it starts, breaks ties among the common ones.
+	// BM25 score), counted up to MatchBudget+1 (commonCountLimit+1 when
+	// recountCommon counts again); prefixDF, the documents of the
+	// vocabulary terms it starts, breaks ties among the common ones.
 	matchDF  int
 	prefixDF int
 	corr     []string // typo corrections from this shard's vocabulary
@@ -111,16 +112,52 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 	// benchmark's p95 was 3 to 10 ms worse (each connection has a page
 	// cache of its own to warm).
 	for j, t := range used {
-		if err := lx.count(ctx, t, &lx.terms[j]); err != nil {
+		if err := lx.count(ctx, t, &lx.terms[j], matchBudget+1); err != nil {
 			return nil, err
 		}
 	}
-	return lx, nil
+	return lx, lx.recountCommon(ctx, used)
+}
+
+// commonCountLimit is how far recountCommon counts a common term.
+var commonCountLimit = 8 * MatchBudget
+
+// recountCommon counts further when three or more terms all touch more
+// than the budget: the match then takes the two rarest together (see
+// match), and counts capped at the budget all tie, so the vocabulary's
+// prefix frequencies broke the tie. Those miss the porter stem: on the
+// 845k-part history "borow checker eror in filter" matched "checker"'s
+// correction "checked" (731 documents by its prefix, 19,725 through the
+// stem "check") where "borrow" touches 4,386, and scored 20k documents
+// (150 ms). Counting up to commonCountLimit costs a few milliseconds of
+// reading the index, on those queries only.
+func (lx *shardLex) recountCommon(ctx context.Context, used []query.Term) error {
+	var over []int
+	for j := range used {
+		switch st := &lx.terms[j]; {
+		case st.matchDF == 0: // matches nothing
+		case st.matchDF <= matchBudget:
+			return nil // a term within the budget goes in first
+		default:
+			over = append(over, j)
+		}
+	}
+	if len(over) < 3 {
+		return nil // none, or the two that go in together anyway
+	}
+	for _, j := range over {
+		st := &lx.terms[j]
+		st.prefixDF = 0
+		if err := lx.count(ctx, used[j], st, commonCountLimit+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // count sets what the match of term t would cost in the shard: st's
-// prefixDF and matchDF.
-func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm) error {
+// prefixDF and matchDF, counted up to limit.
+func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm, limit int) error {
 	// A corrected term matches its corrections too.
 	for _, tok := range append([]string{t.Key()}, lx.alts[t.Key()]...) {
 		for _, word := range strings.Fields(tok) {
@@ -145,8 +182,8 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm) erro
 	// counting the phrase costs as much as matching it (5 of the 40 ms
 	// DB_MAX_OPEN_CONNS took on the benchmark history, where the phrase
 	// matches 2,470 documents and the whole form 2,090).
-	st.matchDF = matchBudget + 1
-	if st.prefixDF > matchBudget {
+	st.matchDF = limit
+	if st.prefixDF >= limit {
 		return nil
 	}
 	ct := t
@@ -154,7 +191,7 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm) erro
 		ct = query.Term{Raw: t.Key(), Tokens: t.Tokens[:1]}
 	}
 	var err error
-	st.matchDF, err = lx.sh.ix.TermMatches(ctx, ct, lx.alts, matchBudget+1)
+	st.matchDF, err = lx.sh.ix.TermMatches(ctx, ct, lx.alts, limit)
 	return err
 }
 
