@@ -120,7 +120,7 @@ func TestMatchEachFilterField(t *testing.T) {
 		"combined":    {query.Filter{Directory: "/w/app", Roles: []query.Role{query.RoleAssistant}, After: 1100, Before: 1300}, "ses_root/prt_r2/text ses_root/prt_r3/output ses_root/prt_r3/tool"},
 		"no such dir": {query.Filter{Directory: "/nowhere"}, ""},
 	} {
-		cands, err := ix.Match(ctx, `"pelican"`, tc.f, 50)
+		cands, err := ix.match(ctx, `"pelican"`, tc.f, 50)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -135,7 +135,7 @@ func TestMatchEachFilterField(t *testing.T) {
 func TestMatchLimitAndCandidates(t *testing.T) {
 	ix := testIndex(t)
 	ctx := context.Background()
-	cands, err := ix.Match(ctx, `"pelican"`, query.Filter{}, 3)
+	cands, err := ix.match(ctx, `"pelican"`, query.Filter{}, 3)
 	if err != nil || len(cands) != 3 {
 		t.Fatalf("%d candidates (%v), want 3", len(cands), err)
 	}
@@ -144,7 +144,7 @@ func TestMatchLimitAndCandidates(t *testing.T) {
 			t.Errorf("candidate %d ranks better than the one before it", i)
 		}
 	}
-	all, _ := ix.Match(ctx, `"pelican"`, query.Filter{}, 50)
+	all, _ := ix.match(ctx, `"pelican"`, query.Filter{}, 50)
 	rids := make([]int64, len(all))
 	for i, c := range all {
 		rids[i] = c.DocRID
@@ -311,7 +311,7 @@ func TestForgetAndForgotten(t *testing.T) {
 	if _, err := ix.Session(ctx, "ses_root"); !errors.Is(err, ErrNoSession) {
 		t.Errorf("a forgotten session is still indexed: %v", err)
 	}
-	if cands, _ := ix.Match(ctx, `"ERR_PELICAN_42"`, query.Filter{}, 10); len(cands) != 0 {
+	if cands, _ := ix.match(ctx, `"ERR_PELICAN_42"`, query.Filter{}, 10); len(cands) != 0 {
 		t.Errorf("a forgotten session's text is still found: %s", docsOf(cands))
 	}
 	terms, df, err := ix.Vocabulary(ctx)
@@ -535,7 +535,7 @@ func TestMiddleOfLongOutputAndMessageErrorFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	for q, want := range map[string]string{"ZEBRA_MIDDLE_991": "ses_log/prt_1/output", "quokka_overloaded_error": "ses_log//output"} {
-		cands, err := ix.Match(ctx, MatchExpr(query.Parse(q), nil, nil), query.Filter{}, 10)
+		cands, err := ix.match(ctx, MatchExpr(query.Parse(q), nil, nil), query.Filter{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // MatchTexts reads the candidates and their texts in one statement; it
-// must return exactly what Match and then DocText do, for every kind of
+// must return exactly what the match alone and then DocText do, for every kind of
 // document (title, text, reasoning, tool call, output) and under a filter.
 func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 	ix := testIndex(t)
@@ -21,7 +21,7 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 		"kinds":     {Kinds: []model.Kind{model.KindTool, model.KindOutput, model.KindReasoning}},
 	} {
 		for _, limit := range []int{2, 50} {
-			want, err := ix.Match(ctx, `"pelican"`, f, limit)
+			want, err := ix.match(ctx, `"pelican"`, f, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,4 +48,15 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 			}
 		}
 	}
+}
+
+// match is the FTS match alone, without the texts (what search read
+// before MatchTexts, and what the tests of the match's filters check).
+func (ix *Index) match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
+	q, args := matchQuery(expr, f, limit, "")
+	rows, err := ix.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanCandidates(rows)
 }

@@ -185,19 +185,8 @@ func anys[T ~string](vals []T) []any {
 
 const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id, d.part_id, d.msg_ord, d.kind, d.role, d.tool, d.synthetic, d.time, d.directory`
 
-// Match returns up to limit documents matching expr under f, best BM25
-// first. Weights favour short, focused documents a little less than FTS5's
-// default (b = 0.75 is kept; k1 default).
-func (ix *Index) Match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
-	q, args := matchQuery(expr, f, limit, "")
-	rows, err := ix.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
-	}
-	return scanCandidates(rows)
-}
-
-// matchQuery is Match's SQL: candidateCols, the score, then extra.
+// matchQuery is the SQL of the FTS match under f, best BM25 first (b =
+// 0.75 is kept; k1 default): candidateCols, the score, then extra.
 func matchQuery(expr string, f query.Filter, limit int, extra string) (string, []any) {
 	where, args := where(f)
 	if where == "" {
@@ -212,18 +201,13 @@ func matchQuery(expr string, f query.Filter, limit int, extra string) (string, [
 			WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr}, args...), limit)
 }
 
-// MatchTexts is Match with each candidate's text (DocText's), read in the
-// same statement: the candidates' rows are found once, where DocText
-// looked each docs row up again by rid and then its part. Only the
-// columns a document's kind is made from are read.
+// MatchTexts returns up to limit documents matching expr under f, best
+// BM25 first, with each one's text (DocText's), read in the same
+// statement: the candidates' rows are found once, where DocText looked
+// each docs row up again by rid and then its part.
 func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, map[int64]string, error) {
 	inner, args := matchQuery(expr, f, limit, `, d.text AS dtext`)
-	q := `SELECT x.*,
-			CASE WHEN x.dtext <> '' THEN '' WHEN x.kind = 'output' THEN coalesce(nullif(p.output, ''), p.error, '')
-				WHEN x.kind = 'patch' THEN coalesce(p.paths, '') WHEN x.kind = 'tool' THEN coalesce(p.tool, '') ELSE coalesce(p.text, '') END,
-			CASE WHEN x.dtext = '' AND x.kind = 'tool' THEN coalesce(p.title, '') ELSE '' END,
-			CASE WHEN x.dtext = '' AND x.kind = 'tool' THEN coalesce(p.input, '') ELSE '' END
-		FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
+	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
 	rows, err := ix.query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
@@ -238,17 +222,33 @@ func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, li
 			&c.Kind, &c.Role, &c.Tool, &c.Synthetic, &c.Time, &c.Directory, &c.BM25, &dtext, &body, &title, &input); err != nil {
 			return nil, nil, err
 		}
-		switch {
-		case dtext != "":
-			texts[c.DocRID] = dtext
-		case c.Kind == "tool":
-			texts[c.DocRID] = ToolDocText(body, title, input)
-		default:
-			texts[c.DocRID] = body
-		}
+		texts[c.DocRID] = docText(c.Kind, dtext, body, title, input)
 		out = append(out, c)
 	}
 	return out, texts, rows.Err()
+}
+
+// docTextCols selects what a document's text is made from (body, title,
+// input) from row x (its kind and dtext, the docs row's own text) and its
+// part p, reading only the columns its kind is made from: a part's output
+// is read for an output document alone.
+func docTextCols(x string) string {
+	return `CASE WHEN ` + x + `.dtext <> '' THEN '' WHEN ` + x + `.kind = 'output' THEN coalesce(nullif(p.output, ''), p.error, '')
+			WHEN ` + x + `.kind = 'patch' THEN coalesce(p.paths, '') WHEN ` + x + `.kind = 'tool' THEN coalesce(p.tool, '') ELSE coalesce(p.text, '') END,
+		CASE WHEN ` + x + `.dtext = '' AND ` + x + `.kind = 'tool' THEN coalesce(p.title, '') ELSE '' END,
+		CASE WHEN ` + x + `.dtext = '' AND ` + x + `.kind = 'tool' THEN coalesce(p.input, '') ELSE '' END`
+}
+
+// docText is the text a document was indexed from, out of docTextCols's
+// columns: its own stored text, or its part's.
+func docText(kind, dtext, body, title, input string) string {
+	switch {
+	case dtext != "":
+		return dtext
+	case kind == "tool":
+		return ToolDocText(body, title, input)
+	}
+	return body
 }
 
 // scanCandidates reads rows of candidateCols plus a score, and closes them.
@@ -285,10 +285,9 @@ func (ix *Index) DocText(ctx context.Context, rids []int64) (map[int64]string, e
 	if len(rids) == 0 {
 		return out, nil
 	}
-	q := `SELECT d.rid, d.kind, d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''), coalesce(p.input,''),
-		coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
-		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.rid IN (` +
-		strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",") + `)`
+	q := `SELECT d.rid, d.kind, d.dtext, ` + docTextCols("d") + `
+		FROM (SELECT rid, kind, part_rid, text AS dtext FROM docs WHERE rid IN (` +
+		strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",") + `)) d LEFT JOIN parts p ON p.rid = d.part_rid`
 	args := make([]any, len(rids))
 	for i, r := range rids {
 		args[i] = r
@@ -300,27 +299,11 @@ func (ix *Index) DocText(ctx context.Context, rids []int64) (map[int64]string, e
 	defer rows.Close()
 	for rows.Next() {
 		var rid int64
-		var kind, dtext, text, tool, title, input, output, errText, paths string
-		if err := rows.Scan(&rid, &kind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+		var kind, dtext, body, title, input string
+		if err := rows.Scan(&rid, &kind, &dtext, &body, &title, &input); err != nil {
 			return nil, err
 		}
-		if dtext != "" {
-			out[rid] = dtext
-			continue
-		}
-		switch kind {
-		case "tool":
-			out[rid] = ToolDocText(tool, title, input)
-		case "output":
-			out[rid] = output
-			if out[rid] == "" {
-				out[rid] = errText
-			}
-		case "patch":
-			out[rid] = paths
-		default:
-			out[rid] = text
-		}
+		out[rid] = docText(kind, dtext, body, title, input)
 	}
 	return out, rows.Err()
 }
