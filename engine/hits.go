@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -189,9 +190,8 @@ func pickSlots(cands []cand, items []rank.Item, fam []int, n int, pair map[int]i
 // needles the matched parts missed (docs/ranking.md, "Snippets").
 func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank.Item, fams, slots [][]int, pair map[int]int) ([]cand, []rank.Item, error) {
 	type want struct {
-		k    int
-		sh   *shard
-		root string
+		k, si int // the family, its shard's place in shs
+		root  string
 	}
 	var wants []want
 	roots := map[*shard][]string{}
@@ -216,11 +216,12 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 		first := slots[k][0]
 		_, root, _ := strings.Cut(items[first].Root, "\x00")
 		sh := cands[first].sh
-		if roots[sh] == nil {
-			shs = append(shs, sh)
+		si := slices.Index(shs, sh)
+		if si < 0 {
+			si, shs = len(shs), append(shs, sh)
 		}
 		roots[sh] = append(roots[sh], root)
-		wants = append(wants, want{k, sh, root})
+		wants = append(wants, want{k, si, root})
 	}
 	if len(wants) == 0 {
 		return cands, items, nil
@@ -233,19 +234,16 @@ func answerSlots(ctx context.Context, p SearchParams, cands []cand, items []rank
 	}); err != nil {
 		return cands, items, err
 	}
-	at := map[*shard]int{}
-	for i, sh := range shs {
-		at[sh] = i
-	}
 	for _, w := range wants {
-		c, ok := got[at[w.sh]][w.root]
-		if !ok || candidateOf(cands, fams[w.k], w.sh, c.DocRID) {
+		sh := shs[w.si]
+		c, ok := got[w.si][w.root]
+		if !ok || candidateOf(cands, fams[w.k], sh, c.DocRID) {
 			continue // a candidate bestProse passed over repeats a shown slot
 		}
 		first := slots[w.k][0]
-		cands = append(cands, cand{sh: w.sh, Candidate: c})
+		cands = append(cands, cand{sh: sh, Candidate: c})
 		items = append(items, rank.Item{Root: items[first].Root, Kind: c.Kind, Tool: c.Tool, Role: c.Role, Synthetic: c.Synthetic,
-			Time: c.Time, Part: partKey(w.sh, c.PartID)})
+			Time: c.Time, Part: partKey(sh, c.PartID)})
 		slots[w.k] = answerSecond(items, slots[w.k], len(items)-1, p.PerSession)
 	}
 	return cands, items, nil
