@@ -20,15 +20,7 @@ func TestCursorKeyFile(t *testing.T) {
 	data := t.TempDir()
 	db := fixture(t, "v1")
 	open := func(ix string) *Engine {
-		e, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: dataEnv(data)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return openSynced(t, Options{DBPath: db, IndexPath: ix, Getenv: dataEnv(data)})
 	}
 	a := open(filepath.Join(t.TempDir(), "a.db"))
 	path := filepath.Join(data, "recall", "cursor.key")

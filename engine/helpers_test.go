@@ -56,7 +56,14 @@ func openFixture(t testing.TB, name string) *Engine {
 
 func openAt(t testing.TB, db, index string) *Engine {
 	t.Helper()
-	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: index, Getenv: func(string) string { return "" }})
+	return openSynced(t, Options{DBPath: db, IndexPath: index, Getenv: func(string) string { return "" }})
+}
+
+// openSynced opens an engine with opts, closed when the test ends, and
+// syncs it once.
+func openSynced(t testing.TB, opts Options) *Engine {
+	t.Helper()
+	e, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

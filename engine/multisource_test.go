@@ -440,15 +440,7 @@ func TestHybridOverSources(t *testing.T) {
 	laptop, desktop := spec(t, "laptop", "v1"), spec(t, "desktop", "v2")
 	data := t.TempDir()
 	open := func(specs ...SourceSpec) *Engine {
-		e, err := Open(context.Background(), Options{Sources: specs, ModelDir: store, Getenv: dataEnv(data)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return openSynced(t, Options{Sources: specs, ModelDir: store, Getenv: dataEnv(data)})
 	}
 	first := open(laptop)
 	if _, err := first.Embed(context.Background(), EmbedOptions{}); err != nil {

@@ -51,15 +51,7 @@ func installModel(t testing.TB, store string, seed uint64, rev string) embed.Man
 // store.
 func openSemantic(t testing.TB, db, ix, store string) *Engine {
 	t.Helper()
-	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, ModelDir: store, Getenv: noEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return openSynced(t, Options{DBPath: db, IndexPath: ix, ModelDir: store, Getenv: noEnv})
 }
 
 func countRows(t testing.TB, e *Engine, q string) int {

@@ -200,23 +200,8 @@ func TestVectorFileBesideTheDefaultIndex(t *testing.T) {
 	store, data := t.TempDir(), t.TempDir()
 	installModel(t, store, 1, "")
 	db := fixture(t, "v1")
-	env := func(k string) string {
-		if k == "XDG_DATA_HOME" {
-			return data
-		}
-		return ""
-	}
-	open := func() *Engine {
-		e, err := Open(context.Background(), Options{DBPath: db, ModelDir: store, Getenv: env})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	env := dataEnv(data)
+	open := func() *Engine { return openSynced(t, Options{DBPath: db, ModelDir: store, Getenv: env}) }
 	first := open()
 	if _, err := first.Embed(context.Background(), EmbedOptions{}); err != nil {
 		t.Fatal(err)
