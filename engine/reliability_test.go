@@ -722,3 +722,37 @@ func TestNullSessionAndOrphanPart(t *testing.T) {
 		t.Errorf("second sync: %+v %v", again, err)
 	}
 }
+
+// A write transaction that cannot start after a commit (Ctrl-C landing
+// between the two: TestCtrlCDuringSync caught it once in CI) fails the
+// sync with its error; it used to leave the deferred rollback a nil
+// writer, and the CLI panicked instead of saying "interrupted". The next
+// sync completes.
+func TestSyncSurvivesAWriteThatCannotStart(t *testing.T) {
+	defer func(f func(context.Context, *index.Index) (*index.Writer, error)) { beginWrite = f }(beginWrite)
+	calls := 0
+	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) {
+		if calls++; calls == 2 {
+			return nil, context.Canceled
+		}
+		return ix.BeginWrite(ctx)
+	}
+	e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sync with a write that cannot start: %v, want context.Canceled", err)
+	}
+	if calls < 2 {
+		t.Fatalf("the sync started %d write transactions; the test needs a second", calls)
+	}
+	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) { return ix.BeginWrite(ctx) }
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatalf("the next sync: %v", err)
+	}
+	if hits := search(t, e, "currency").Hits; len(hits) == 0 {
+		t.Error("the index answers nothing after the next sync")
+	}
+}

@@ -97,6 +97,10 @@ const commitEvery = 4000
 // holds has filled its connections' page caches (a var: tests lower it).
 var releaseAfterParts = commitEvery
 
+// beginWrite starts an index write transaction (a variable: a test makes
+// it fail).
+var beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) { return ix.BeginWrite(ctx) }
+
 // defaultLockWait is how long a command waits for another process's sync
 // before it answers from the index as it is.
 const defaultLockWait = 3 * time.Second
@@ -400,17 +404,25 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// Oldest first, so an interrupted cold sync has the history's start.
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Created < todo[j].Created })
 
-	w, err := sh.ix.BeginWrite(ctx)
+	w, err := beginWrite(ctx, sh.ix)
 	if err != nil {
 		return err
 	}
+	// w is never nil below: a Ctrl-C between a commit and the next
+	// transaction's start used to leave it nil for this Rollback (a panic
+	// instead of "interrupted"). Rolling back a committed transaction does
+	// nothing.
 	defer func() { w.Rollback() }()
 	flush := func() error {
 		if err := w.Commit(ctx); err != nil {
 			return err
 		}
-		w, err = sh.ix.BeginWrite(ctx)
-		return err
+		next, err := beginWrite(ctx, sh.ix)
+		if err != nil {
+			return err
+		}
+		w = next
+		return nil
 	}
 	for _, id := range gone {
 		if err := w.DeleteSession(ctx, id); err != nil {
@@ -454,10 +466,6 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		}
 	}
 	if err := w.Commit(ctx); err != nil {
-		return err
-	}
-	w, err = sh.ix.BeginWrite(ctx) // for the deferred Rollback
-	if err != nil {
 		return err
 	}
 	if err := sh.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
