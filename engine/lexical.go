@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
@@ -43,6 +45,9 @@ type shardLex struct {
 	expr  string
 	cands []index.Candidate
 	texts map[int64]string
+	// windowFrom is the time (Unix ms) of the oldest document ranked when
+	// the match held more than MatchWindow documents (0: all were).
+	windowFrom int64
 }
 
 // lexTerms looks the query's terms up in the shard's vocabulary: document
@@ -254,6 +259,9 @@ func commonTerms(used []query.Term, lxs []*shardLex) (skip map[string]bool, both
 // a variable so tests can move it.
 var minBothCandidates = 50
 
+// matchWindow is MatchWindow (a variable: tests lower it).
+var matchWindow = MatchWindow
+
 // matchBudget is MatchBudget (a variable: tests lower it).
 var matchBudget = MatchBudget
 
@@ -269,12 +277,12 @@ var matchBudget = MatchBudget
 func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool, both []string) error {
 	if both != nil && len(q.Phrases) == 0 {
 		if expr := index.MatchExprAll(q, lx.alts, both); expr != "" {
-			cands, texts, err := lx.sh.ix.MatchTexts(ctx, expr, f, MaxCandidates)
+			cands, texts, from, err := lx.rankWindow(ctx, expr, f, true)
 			if err != nil {
 				return err
 			}
 			if len(cands) >= minBothCandidates {
-				lx.expr, lx.cands, lx.texts = expr, cands, texts
+				lx.expr, lx.cands, lx.texts, lx.windowFrom = expr, cands, texts, from
 				return nil
 			}
 		}
@@ -283,12 +291,45 @@ func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, sk
 	if lx.expr == "" {
 		return nil
 	}
-	cands, texts, err := lx.sh.ix.MatchTexts(ctx, lx.expr, f, MaxCandidates)
-	if err != nil {
-		return err
+	var err error
+	lx.cands, lx.texts, lx.windowFrom, err = lx.rankWindow(ctx, lx.expr, f, lx.mayOverflow(q, skip))
+	return err
+}
+
+// mayOverflow reports whether the match without the terms in skip may
+// hold more than MatchWindow documents: unless the history is smaller,
+// or every term in it was counted (matchDF) and they sum within it.
+func (lx *shardLex) mayOverflow(q query.Query, skip map[string]bool) bool {
+	if lx.docs <= matchWindow {
+		return false
 	}
-	lx.cands, lx.texts = cands, texts
-	return nil
+	used := q.Searchable()
+	if len(used) == 1 || len(q.Phrases) > 0 {
+		return true // a lone term and a phrase are not counted
+	}
+	sum := 0
+	for j, t := range used {
+		if !skip[t.Key()] {
+			sum += lx.terms[j].matchDF
+		}
+	}
+	return sum > matchWindow
+}
+
+// rankWindow reads the best candidates of expr under f, BM25 ranking only
+// the newest MatchWindow documents of the match when it may hold more
+// (windowed; see MatchWindow): from is then the time of the oldest one
+// ranked, 0 when the match held no more.
+func (lx *shardLex) rankWindow(ctx context.Context, expr string, f query.Filter, windowed bool) (_ []index.Candidate, _ map[int64]string, from int64, _ error) {
+	var floor int64
+	if windowed {
+		var err error
+		if floor, from, err = lx.sh.ix.MatchFloor(ctx, expr, f, matchWindow); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	cands, texts, err := lx.sh.ix.MatchTexts(ctx, expr, f, floor, MaxCandidates)
+	return cands, texts, from, err
 }
 
 func (e *Engine) lexical(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {
@@ -394,6 +435,7 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	if err := eachShard(shs, func(i int, _ *shard) error { return lxs[i].match(ctx, q, f, skip, both) }); err != nil {
 		return lr, err
 	}
+	windowNotice(lxs, res)
 	lr.exprs = map[*shard]string{}
 	var cands []cand
 	var items []rank.Item
@@ -428,6 +470,22 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	}
 	lr.cands, lr.items, lr.explain = cands, items, explain
 	return lr, nil
+}
+
+// windowNotice tells a search whose match was cut to its newest
+// MatchWindow documents how to reach the older ones.
+func windowNotice(lxs []*shardLex, res *SearchResult) {
+	var from int64
+	for _, lx := range lxs {
+		from = max(from, lx.windowFrom)
+	}
+	if from == 0 {
+		return
+	}
+	day := time.UnixMilli(from).UTC().Format("2006-01-02")
+	res.Window = &Window{Ranked: matchWindow, From: time.UnixMilli(from).UTC().Format(time.RFC3339)}
+	res.Notices = append(res.Notices, fmt.Sprintf("the words searched for are common: only the newest %d documents holding them were ranked by their words (back to %s UTC); "+
+		"add a rarer word, or search before %s (--before %s), to reach older ones", matchWindow, day, day, day))
 }
 
 // compoundCorrection corrects the segments of a compound (between its

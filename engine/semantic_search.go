@@ -178,26 +178,32 @@ type lexFuture struct {
 	done        chan struct{}
 	lr          lexRanked
 	corrections []string
+	window      *Window
+	notices     []string
 	err         error
 }
 
-// startLexical starts ranking q lexically. Its typo corrections are kept
-// apart until wait, so the goroutine never writes the caller's result.
+// startLexical starts ranking q lexically. Its typo corrections and its
+// window (a common-word match cut to its newest documents) are kept apart
+// until wait, so the goroutine never writes the caller's result.
 func (e *Engine) startLexical(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter) *lexFuture {
 	lf := &lexFuture{done: make(chan struct{})}
 	go func() {
 		defer close(lf.done)
 		var own SearchResult
 		lf.lr, lf.err = e.lexicalRank(ctx, shs, p, q, f, &own)
-		lf.corrections = own.Corrections
+		lf.corrections, lf.window, lf.notices = own.Corrections, own.Window, own.Notices
 	}()
 	return lf
 }
 
-// wait returns the ranking and adds its typo corrections to res.
+// wait returns the ranking and adds its typo corrections, window and
+// notices to res.
 func (lf *lexFuture) wait(res *SearchResult) (lexRanked, error) {
 	<-lf.done
 	res.Corrections = append(res.Corrections, lf.corrections...)
+	res.Window = lf.window
+	res.Notices = append(res.Notices, lf.notices...)
 	return lf.lr, lf.err
 }
 

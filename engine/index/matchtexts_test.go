@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/recallhq/recall/engine/model"
@@ -33,7 +34,7 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, texts, err := ix.MatchTexts(ctx, `"pelican"`, f, limit)
+			got, texts, err := ix.MatchTexts(ctx, `"pelican"`, f, 0, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,10 +51,64 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 	}
 }
 
+// MatchFloor is where the newest n matches under a filter begin, and the
+// match from that floor holds exactly those n documents; fewer than n
+// matches give no floor.
+func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
+	ix := testIndex(t)
+	ctx := context.Background()
+	for name, f := range map[string]query.Filter{
+		"none":      {},
+		"directory": {Directory: "/w/app/"},
+		"kinds":     {Kinds: []model.Kind{model.KindTool, model.KindOutput, model.KindReasoning}},
+	} {
+		all, err := ix.match(ctx, `"pelican"`, f, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) < 2 {
+			t.Fatalf("%s: %d matches; the test needs two or more", name, len(all))
+		}
+		rids := make([]int64, len(all))
+		times := map[int64]int64{}
+		for i, c := range all {
+			rids[i] = c.DocRID
+			times[c.DocRID] = c.Time
+		}
+		slices.Sort(rids)
+		slices.Reverse(rids)
+		for n := 1; n <= len(rids); n++ {
+			floor, ms, err := ix.MatchFloor(ctx, `"pelican"`, f, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if floor != rids[n-1] || ms != times[floor] {
+				t.Errorf("%s: floor of the newest %d is %d (time %d), want %d (time %d)", name, n, floor, ms, rids[n-1], times[rids[n-1]])
+			}
+			got, _, err := ix.MatchTexts(ctx, `"pelican"`, f, floor, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotRIDs []int64
+			for _, c := range got {
+				gotRIDs = append(gotRIDs, c.DocRID)
+			}
+			slices.Sort(gotRIDs)
+			slices.Reverse(gotRIDs)
+			if !slices.Equal(gotRIDs, rids[:n]) {
+				t.Errorf("%s: the match from floor %d holds %v, want the newest %d: %v", name, floor, gotRIDs, n, rids[:n])
+			}
+		}
+		if floor, _, err := ix.MatchFloor(ctx, `"pelican"`, f, len(rids)+1); err != nil || floor != 0 {
+			t.Errorf("%s: %d matches, floor of %d is %d (%v), want 0", name, len(rids), len(rids)+1, floor, err)
+		}
+	}
+}
+
 // match is the FTS match alone, without the texts (what search read
 // before MatchTexts, and what the tests of the match's filters check).
 func (ix *Index) match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
-	q, args := matchQuery(expr, f, limit, "")
+	q, args := matchQuery(expr, f, 0, limit, "")
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

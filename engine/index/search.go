@@ -185,28 +185,53 @@ func anys[T ~string](vals []T) []any {
 
 const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id, d.part_id, d.msg_ord, d.kind, d.role, d.tool, d.synthetic, d.time, d.directory`
 
-// matchQuery is the SQL of the FTS match under f, best BM25 first (b =
-// 0.75 is kept; k1 default): candidateCols, the score, then extra.
-func matchQuery(expr string, f query.Filter, limit int, extra string) (string, []any) {
+// matchQuery is the SQL of the FTS match under f, of documents numbered
+// floor or above (MatchFloor; 0 for all), best BM25 first (b = 0.75 is
+// kept; k1 default): candidateCols, the score, then extra.
+func matchQuery(expr string, f query.Filter, floor int64, limit int, extra string) (string, []any) {
 	where, args := where(f)
 	if where == "" {
 		// No filter: rank inside FTS5 alone and join only the winners, so
 		// the docs table is read for limit rows, not for every match.
 		return `SELECT ` + candidateCols + `, m.score AS score` + extra + ` FROM
-			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY score LIMIT ?) m
-			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, []any{expr, limit}
+			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?) m
+			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, []any{expr, floor, limit}
 	}
 	return `SELECT ` + candidateCols + `, bm25(docs_fts) AS score` + extra + `
 			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
-			WHERE docs_fts MATCH ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr}, args...), limit)
+			WHERE docs_fts MATCH ? AND docs_fts.rowid >= ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr, floor}, args...), limit)
 }
 
-// MatchTexts returns up to limit documents matching expr under f, best
-// BM25 first, with each one's text (DocText's), read in the same
+// MatchFloor finds where the newest n documents matching expr under f
+// begin: the rowid of the n-th newest and its time (Unix ms), or 0, 0
+// when fewer than n match. Documents are numbered as they are indexed,
+// oldest session first, so a floor is also a date. FTS5 walks its
+// doclists newest first here without scoring anything (a match of 16k
+// documents costs ~1 ms to walk 4,000 deep, against 55 ms to score).
+func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n int) (rid, ms int64, err error) {
+	where, args := where(f)
+	inner := `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`
+	if where != "" {
+		inner = `SELECT docs_fts.rowid FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?` + where +
+			` ORDER BY docs_fts.rowid DESC LIMIT 1 OFFSET ?`
+	}
+	q := `SELECT m.rowid, d.time FROM (` + inner + `) m JOIN docs d ON d.rid = m.rowid`
+	err = ix.queryRow(ctx, q, append(append([]any{expr}, args...), n-1)...).Scan(&rid, &ms)
+	if err == sql.ErrNoRows {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, ix.readError(err)
+	}
+	return rid, ms, nil
+}
+
+// MatchTexts returns up to limit documents matching expr under f from
+// rowid floor up (0: all), best BM25 first, with each one's text (DocText's), read in the same
 // statement: the candidates' rows are found once, where DocText looked
 // each docs row up again by rid and then its part.
-func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, map[int64]string, error) {
-	inner, args := matchQuery(expr, f, limit, `, d.text AS dtext`)
+func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, floor int64, limit int) ([]Candidate, map[int64]string, error) {
+	inner, args := matchQuery(expr, f, floor, limit, `, d.text AS dtext`)
 	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
 	rows, err := ix.query(ctx, q, args...)
 	if err != nil {

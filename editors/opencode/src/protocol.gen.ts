@@ -524,6 +524,7 @@ export interface SearchResult {
   partial?: boolean;
   coverage?: Coverage;
   continue?: string;
+  window?: Window;
   suggestions?: Suggestion[];
   index: Freshness;
   tookMs: number;
@@ -696,4 +697,10 @@ export interface SyncResult {
 /** lsp.transcriptParams (in params). */
 export interface TranscriptParams {
   uri: string;
+}
+
+/** engine.Window (in a result). */
+export interface Window {
+  ranked: number;
+  from: string;
 }
