@@ -101,10 +101,15 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 				return nil, err
 			}
 			if g := compoundCorrection(vocab.v, t); g != "" {
-				lx.alts[t.Key()] = []string{g}
-				st.corr = []string{g}
-				st.needles = append(st.needles, g)
-				st.df = vocab.v.DF(g)
+				// The vocabulary read holds words only (TypoVocabulary).
+				if st.df, err = sh.ix.DF(ctx, g); err != nil {
+					return nil, err
+				}
+				if st.df > 0 {
+					lx.alts[t.Key()] = []string{g}
+					st.corr = []string{g}
+					st.needles = append(st.needles, g)
+				}
 			}
 		}
 	}
@@ -490,8 +495,8 @@ func windowNotice(lxs []*shardLex, res *SearchResult) {
 
 // compoundCorrection corrects the segments of a compound (between its
 // connectors, lower-cased and glued: the form tokens.Token.Glued indexes)
-// that the vocabulary lacks, and returns the corrected compound when the
-// index holds it ("" otherwise).
+// that the vocabulary lacks, and returns the corrected compound ("" when
+// no segment was corrected); it counts only if the index holds it.
 func compoundCorrection(v *rank.Vocab, t query.Term) string {
 	segs := strings.FieldsFunc(strings.ToLower(t.Raw), func(r rune) bool {
 		return strings.ContainsRune("_./-:\\", r)
@@ -511,10 +516,7 @@ func compoundCorrection(v *rank.Vocab, t query.Term) string {
 	if !fixed {
 		return ""
 	}
-	if g := strings.Join(segs, "_"); v.DF(g) > 0 {
-		return g
-	}
-	return ""
+	return strings.Join(segs, "_")
 }
 
 // termNeedles are what a snippet looks for of term t (the j-th searchable
@@ -602,8 +604,8 @@ func eachShard(shs []*shard, fn func(i int, sh *shard) error) error {
 	return nil
 }
 
-// vocabCache holds the whole vocabulary between searches of one process
-// (typo corrections scan it); a sync (here or, seen through synced_at, in
+// vocabCache holds the vocabulary typo corrections scan (its words:
+// TypoVocabulary) between searches of one process; a sync (here or, seen through synced_at, in
 // another process) invalidates it.
 type vocabCache struct {
 	mu       sync.Mutex
@@ -628,7 +630,7 @@ func (sh *shard) vocabulary(ctx context.Context) (*vocabCache, error) {
 	if c.v != nil && c.syncedAt == synced {
 		return &vocabCache{v: c.v, syncedAt: c.syncedAt}, nil
 	}
-	terms, df, err := sh.ix.Vocabulary(ctx)
+	terms, df, err := sh.ix.TypoVocabulary(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -249,8 +249,8 @@ func TestExcludeAndForget(t *testing.T) {
 }
 
 // A search pays nothing in proportion to the index for a query without
-// typos: term frequencies are point lookups, and the whole vocabulary
-// (which typo corrections scan) is read only for a term that matches
+// typos: term frequencies are point lookups, and the vocabulary's words
+// (which typo corrections scan) are read only for a term that matches
 // nothing. A typo is still corrected.
 func TestSearchReadsVocabularyOnlyForTypos(t *testing.T) {
 	e := openFixture(t, "v1")
@@ -260,7 +260,7 @@ func TestSearchReadsVocabularyOnlyForTypos(t *testing.T) {
 		t.Fatal("no hits for words the fixture holds")
 	}
 	if sh.vocab.v != nil {
-		t.Fatal("a search without typos read the whole vocabulary")
+		t.Fatal("a search without typos read the vocabulary")
 	}
 	res = search(t, e, "ledgre")
 	if len(res.Corrections) == 0 || len(res.Hits) == 0 {

@@ -34,8 +34,9 @@ var english = sync.OnceValue(func() map[string]bool {
 // IsWord reports an English word (see wordList).
 func IsWord(w string) bool { return english()[w] }
 
-// Vocab is the index vocabulary: raw (unstemmed) terms and how many
-// documents hold each.
+// Vocab is the index vocabulary, or the part of it typo corrections read
+// (the Typable terms: Corrections answers the same from either): raw
+// (unstemmed) terms and how many documents hold each.
 type Vocab struct {
 	terms []string
 	df    map[string]int
@@ -77,13 +78,17 @@ const maxTypedLen = 64
 // maxCorrections bounds the alternatives one misspelt term adds.
 const maxCorrections = 3
 
+// Typable reports a term a typo may be corrected to, or corrected from:
+// one with no digits or connectors (typos do not add those).
+func Typable(term string) bool { return !strings.ContainsAny(term, "_0123456789") }
+
 // MayCorrect reports whether Corrections may propose anything for term:
 // it is long enough to have a typo budget, short enough to have been typed,
 // has no digits or connectors, and is no English word. The caller skips
 // reading the vocabulary when it may not.
 func MayCorrect(term string) bool {
 	n := utf8.RuneCountInString(term)
-	return maxEdits(n) > 0 && n <= maxTypedLen && !strings.ContainsAny(term, "_0123456789") && !IsWord(term)
+	return maxEdits(n) > 0 && n <= maxTypedLen && Typable(term) && !IsWord(term)
 }
 
 // Corrections proposes vocabulary terms for a term that matches nothing and
@@ -115,8 +120,7 @@ func (v *Vocab) Corrections(term string) []string {
 	var near []string
 	for _, t := range v.terms {
 		m := utf8.RuneCountInString(t)
-		// Typos do not add digits or connectors; skip such terms.
-		if m < n-budget || m > n+budget || strings.ContainsAny(t, "_0123456789") {
+		if m < n-budget || m > n+budget || !Typable(t) {
 			continue
 		}
 		if d := damerau(term, t, budget); d <= budget {

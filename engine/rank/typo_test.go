@@ -1,7 +1,9 @@
 package rank
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -44,5 +46,70 @@ func TestCorrectionsLeaveEnglishWords(t *testing.T) {
 	}
 	if got := v.Corrections("proccess"); !slices.Contains(got, "process") {
 		t.Errorf("Corrections(proccess) = %q, want process", got)
+	}
+}
+
+// Corrections reads only Typable terms, so a vocabulary of those alone
+// (what a search reads from the index) answers exactly as the whole one:
+// over random vocabularies mixing words, identifiers and numbers, and
+// misspellings of their words (an edit, a transposition, a glued pair).
+func TestCorrectionsFromTheTypableTermsAlone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	corrected := 0
+	letters := "abcdeilnorst"
+	word := func() string {
+		b := make([]byte, 3+rng.IntN(9))
+		for i := range b {
+			b[i] = letters[rng.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	for round := 0; round < 50; round++ {
+		var terms []string
+		var df []int
+		var plainTerms []string
+		var plainDF []int
+		for i := 0; i < 400; i++ {
+			w := word()
+			switch rng.IntN(4) {
+			case 0:
+				w += "_" + word()
+			case 1:
+				w += strconv.Itoa(rng.IntN(100))
+			}
+			if slices.Contains(terms, w) {
+				continue
+			}
+			n := 1 + rng.IntN(50)
+			terms, df = append(terms, w), append(df, n)
+			if Typable(w) {
+				plainTerms, plainDF = append(plainTerms, w), append(plainDF, n)
+			}
+		}
+		all, plain := NewVocab(terms, df), NewVocab(plainTerms, plainDF)
+		for i := 0; i < 40; i++ {
+			w := []byte(plainTerms[rng.IntN(len(plainTerms))])
+			switch j := rng.IntN(len(w)); rng.IntN(3) {
+			case 0:
+				w[j] = letters[rng.IntN(len(letters))]
+			case 1:
+				if j+1 < len(w) {
+					w[j], w[j+1] = w[j+1], w[j]
+				}
+			default:
+				w = append(w, plainTerms[rng.IntN(len(plainTerms))]...)
+			}
+			typo := string(w)
+			got, want := plain.Corrections(typo), all.Corrections(typo)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q: corrections from the typable terms %q, from all %q", typo, got, want)
+			}
+			if len(want) > 0 {
+				corrected++
+			}
+		}
+	}
+	if corrected < 500 {
+		t.Errorf("only %d of 2,000 misspellings were corrected; the test compares too little", corrected)
 	}
 }
