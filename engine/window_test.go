@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recallhq/recall/engine/index"
 	"github.com/recallhq/recall/engine/query"
 )
 
@@ -79,5 +80,39 @@ func TestCommonMatchRanksItsNewestDocuments(t *testing.T) {
 	// not counted).
 	if res = search(t, e, word+" qqqzzzvvv"); res.Window == nil {
 		t.Errorf("%q: a counted match over the window was not cut", word+" qqqzzzvvv")
+	}
+}
+
+// A match is walked for its window unless every term in it was counted
+// whole within the window: a lone term, a phrase and a compound (counted
+// by its whole form, matched with the phrase of its parts too) were not.
+func TestMatchWindowWalkedUnlessCounted(t *testing.T) {
+	defer func(w int) { matchWindow = w }(matchWindow)
+	matchWindow = 10
+	for q, want := range map[string]bool{
+		"alpha beta":          false,
+		"alpha":               true,
+		`alpha "beta gamma"`:  true,
+		"alpha DB_MAX_CONNS":  true,
+		"alpha beta -gamma":   false,
+		"alpha beta delta":    true, // 4 + 4 + 4 documents: over the window
+		"alpha beta qqqzzzvv": false,
+	} {
+		pq := query.Parse(q)
+		lx := &shardLex{docs: 100, alts: index.Alternatives{}}
+		for _, term := range pq.Searchable() {
+			df := 4
+			if term.Key() == "qqqzzzvv" {
+				df = 0
+			}
+			lx.terms = append(lx.terms, shardTerm{matchDF: df})
+		}
+		if got := lx.mayOverflow(pq, nil); got != want {
+			t.Errorf("%q: walked for a window %v, want %v", q, got, want)
+		}
+		lx.docs = matchWindow
+		if lx.mayOverflow(pq, nil) {
+			t.Errorf("%q: walked for a window in a history no larger than it", q)
+		}
 	}
 }
