@@ -296,15 +296,18 @@ func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, sk
 	if lx.expr == "" {
 		return nil
 	}
-	var err error
-	lx.cands, lx.texts, lx.windowFrom, err = lx.rankWindow(ctx, lx.expr, f, lx.mayOverflow(q, skip))
+	over, err := lx.mayOverflow(ctx, q, skip)
+	if err != nil {
+		return err
+	}
+	lx.cands, lx.texts, lx.windowFrom, err = lx.rankWindow(ctx, lx.expr, f, over)
 	return err
 }
 
 // mayOverflow reports whether the match without the terms in skip may
 // hold more than MatchWindow documents, so that it is walked for its
 // window's floor (MatchFloor): unless the history is smaller, or every
-// term in it was counted (matchDF) and they sum within it. A lone term and
+// term in it was counted (matchDF) and they sum within it. A lone word and
 // a quoted phrase are not counted.
 //
 // A compound is counted by its whole form, though its match also takes
@@ -312,14 +315,26 @@ func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, sk
 // -run TestListTransactions` matched 2,923 documents whole and took 166
 // ms, 88 when walked. Walking every compound's match (or counting its
 // rarest part first) cost the 226k-part history's compound queries 4 to
-// 10 ms each, where no match overflows, so it is not done.
-func (lx *shardLex) mayOverflow(q query.Query, skip map[string]bool) bool {
+// 10 ms each, where no match overflows, so it is not done, and a lone
+// compound is counted by its whole form too (walking it cost 2 ms of the
+// benchmark's p95 there).
+func (lx *shardLex) mayOverflow(ctx context.Context, q query.Query, skip map[string]bool) (bool, error) {
 	if lx.docs <= matchWindow {
-		return false
+		return false, nil
 	}
 	used := q.Searchable()
-	if len(used) == 1 || len(q.Phrases) > 0 {
-		return true
+	if len(q.Phrases) > 0 {
+		return true, nil
+	}
+	if len(used) == 1 {
+		// A lone word is walked at once (its walk costs what counting it
+		// would); a lone compound is counted by its whole form, as above.
+		if t := used[0]; len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0 {
+			st := shardTerm{}
+			err := lx.count(ctx, t, &st, matchWindow+1)
+			return st.matchDF > matchWindow, err
+		}
+		return true, nil
 	}
 	sum := 0
 	for j, t := range used {
@@ -327,7 +342,7 @@ func (lx *shardLex) mayOverflow(q query.Query, skip map[string]bool) bool {
 			sum += lx.terms[j].matchDF
 		}
 	}
-	return sum > matchWindow
+	return sum > matchWindow, nil
 }
 
 // rankWindow reads the best candidates of expr under f, BM25 ranking only
