@@ -77,8 +77,16 @@ export function formatSearch(res: SearchResult, view: SearchView): string {
     const scanned = `scanned ${count(cov.sessions, "session")}, ${count(cov.parts, "part")}, ${formatBytes(cov.bytes)}`
     out.push(cov.complete ? `coverage: ${scanned} (all of it)` : `coverage: ${scanned}; stopped at its budget: resume with history_search {"continue": true}`)
   }
-  // A notice that repeats the coverage line (the scan stopped, pass continue) is left out.
-  for (const n of res.notices ?? []) if (!(cov && /pass continue|--continue/.test(n))) out.push(`note: ${n}`)
+  // A common-word match ranked over its newest documents, said in history_search's terms.
+  const win = res.window
+  if (win) {
+    const day = win.from.slice(0, 10)
+    out.push(`note: the words are common: only the newest ${win.ranked} documents holding them were ranked (back to ${day}); add a rarer word, or pass until: "${day}" for older ones`)
+  }
+  // A notice that repeats the coverage line (the scan stopped, pass continue)
+  // or the window's (which names CLI flags) is left out.
+  const repeats = (n: string) => (cov && /pass continue|--continue/.test(n)) || (win && /--before /.test(n))
+  for (const n of res.notices ?? []) if (!repeats(n)) out.push(`note: ${n}`)
   if (res.corrections?.length) out.push(`note: also searched for ${res.corrections.join(", ")}`)
   if (res.partial) out.push("note: the search stopped at its time budget; results may be incomplete")
   if (lagging(res.index)) out.push("note: the index is still catching up with the history; recent sessions may be missing, search again shortly")

@@ -223,6 +223,12 @@ describe("formatting", () => {
     assert.match(text, /note: also searched for quota/)
     assert.match(text, /results may be incomplete/)
   })
+  it("search: a common-word window is said with until, not the CLI's flag", () => {
+    const notice = "the words searched for are common: only the newest 4000 documents holding them were ranked by their words (back to 2022-05-16 UTC); add a rarer word, or search before 2022-05-16 (--before 2022-05-16), to reach older ones"
+    const text = formatSearch(searchResult({ hits: [hit(1)], window: { ranked: 4000, from: "2022-05-16T08:30:00Z" }, notices: [notice] }), { query: "dependency" })
+    assert.match(text, /only the newest 4000 documents holding them were ranked \(back to 2022-05-16\); add a rarer word, or pass until: "2022-05-16"/)
+    assert.doesNotMatch(text, /--before/)
+  })
   it("the lag notice appears only when the index really lags", () => {
     const now = Date.parse("2026-11-29T12:00:00Z")
     assert.equal(lagging({ stale: true, syncedAt: "2026-11-29T11:59:58Z" }, now), false)
