@@ -48,6 +48,10 @@ type Options struct {
 	// Model names the embedding model for semantic search ("" = the
 	// default model if installed, else the first installed one).
 	Model string
+	// MapIndex reads the indexes through memory maps: faster for a process
+	// that runs one command (the CLI), but the pages it touches count in
+	// its RSS, so a long-running server leaves it off (index.Options.Map).
+	MapIndex bool
 	// OpenSource opens the history (nil = opencode.Open); tests pass a
 	// fake to reach cases a real history cannot express.
 	OpenSource source.Opener

@@ -115,3 +115,33 @@ func (ix *Index) match(ctx context.Context, expr string, f query.Filter, limit i
 	}
 	return scanCandidates(rows)
 }
+
+// Options.Map maps the index for reads (a one-command process), and an
+// index opened without it is read with read() (a server's RSS would hold
+// every page it touched): the same searches either way.
+func TestMapOption(t *testing.T) {
+	ctx := context.Background()
+	plain := testIndex(t)
+	for _, c := range []struct {
+		mapped bool
+		want   int64
+	}{{false, 0}, {true, 2147418112}} {
+		ix, err := OpenWith(ctx, plain.path, Options{Map: c.mapped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := ix.db.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != c.want {
+			t.Errorf("Map %v: mmap_size %d, want %d", c.mapped, n, c.want)
+		}
+		got, err := ix.match(ctx, `"pelican"`, query.Filter{}, 50)
+		want, _ := plain.match(ctx, `"pelican"`, query.Filter{}, 50)
+		if err != nil || len(got) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("Map %v: the match differs: %d candidates (%v), want %d", c.mapped, len(got), err, len(want))
+		}
+		ix.Close()
+	}
+}
