@@ -25,12 +25,7 @@ func TestCommonMatchRanksItsNewestDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rids []int64
-	for _, c := range all {
-		rids = append(rids, c.DocRID)
-	}
-	slices.Sort(rids)
-	slices.Reverse(rids)
+	rids := newestFirst(all)
 	const window = 3
 	if len(rids) <= window {
 		t.Fatalf("%q matches %d documents; the test needs more than %d", word, len(rids), window)
@@ -48,14 +43,12 @@ func TestCommonMatchRanksItsNewestDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ranked []int64
-	for _, c := range lr.cands {
-		ranked = append(ranked, c.DocRID)
+	ranked := make([]index.Candidate, len(lr.cands))
+	for i, c := range lr.cands {
+		ranked[i] = c.Candidate
 	}
-	slices.Sort(ranked)
-	slices.Reverse(ranked)
-	if !slices.Equal(ranked, rids[:window]) {
-		t.Errorf("ranked documents %v, want the newest %d of the match: %v", ranked, window, rids[:window])
+	if got := newestFirst(ranked); !slices.Equal(got, rids[:window]) {
+		t.Errorf("ranked documents %v, want the newest %d of the match: %v", got, window, rids[:window])
 	}
 
 	res = search(t, e, word)
@@ -128,4 +121,15 @@ func TestMatchWindowWalkedUnlessCounted(t *testing.T) {
 			t.Errorf("%q: walked for a window as large as the history", q)
 		}
 	}
+}
+
+// newestFirst is the candidates' rids, newest (highest) first.
+func newestFirst(cs []index.Candidate) []int64 {
+	rids := make([]int64, len(cs))
+	for i, c := range cs {
+		rids[i] = c.DocRID
+	}
+	slices.Sort(rids)
+	slices.Reverse(rids)
+	return rids
 }

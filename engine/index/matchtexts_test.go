@@ -16,11 +16,7 @@ import (
 func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 	ix := testIndex(t)
 	ctx := context.Background()
-	for name, f := range map[string]query.Filter{
-		"none":      {},
-		"directory": {Directory: "/w/app/"},
-		"kinds":     {Kinds: []model.Kind{model.KindTool, model.KindOutput, model.KindReasoning}},
-	} {
+	for name, f := range matchFilters {
 		for _, limit := range []int{2, 50} {
 			want, err := ix.match(ctx, `"pelican"`, f, limit)
 			if err != nil {
@@ -57,11 +53,7 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 	ix := testIndex(t)
 	ctx := context.Background()
-	for name, f := range map[string]query.Filter{
-		"none":      {},
-		"directory": {Directory: "/w/app/"},
-		"kinds":     {Kinds: []model.Kind{model.KindTool, model.KindOutput, model.KindReasoning}},
-	} {
+	for name, f := range matchFilters {
 		all, err := ix.match(ctx, `"pelican"`, f, 1000)
 		if err != nil {
 			t.Fatal(err)
@@ -69,14 +61,11 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 		if len(all) < 2 {
 			t.Fatalf("%s: %d matches; the test needs two or more", name, len(all))
 		}
-		rids := make([]int64, len(all))
+		rids := newestFirst(all)
 		times := map[int64]int64{}
-		for i, c := range all {
-			rids[i] = c.DocRID
+		for _, c := range all {
 			times[c.DocRID] = c.Time
 		}
-		slices.Sort(rids)
-		slices.Reverse(rids)
 		for n := 1; n <= len(rids); n++ {
 			floor, ms, err := ix.MatchFloor(ctx, `"pelican"`, f, n)
 			if err != nil {
@@ -89,13 +78,7 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gotRIDs []int64
-			for _, c := range got {
-				gotRIDs = append(gotRIDs, c.DocRID)
-			}
-			slices.Sort(gotRIDs)
-			slices.Reverse(gotRIDs)
-			if !slices.Equal(gotRIDs, rids[:n]) {
+			if gotRIDs := newestFirst(got); !slices.Equal(gotRIDs, rids[:n]) {
 				t.Errorf("%s: the match from floor %d holds %v, want the newest %d: %v", name, floor, gotRIDs, n, rids[:n])
 			}
 		}
@@ -103,6 +86,25 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 			t.Errorf("%s: %d matches, floor of %d is %d (%v), want 0", name, len(rids), len(rids)+1, floor, err)
 		}
 	}
+}
+
+// matchFilters are the filters the match tests run under: none, a
+// directory (a join of the documents table), and kinds.
+var matchFilters = map[string]query.Filter{
+	"none":      {},
+	"directory": {Directory: "/w/app/"},
+	"kinds":     {Kinds: []model.Kind{model.KindTool, model.KindOutput, model.KindReasoning}},
+}
+
+// newestFirst is the candidates' rids, newest (highest) first.
+func newestFirst(cs []Candidate) []int64 {
+	rids := make([]int64, len(cs))
+	for i, c := range cs {
+		rids[i] = c.DocRID
+	}
+	slices.Sort(rids)
+	slices.Reverse(rids)
+	return rids
 }
 
 // match is the FTS match alone, without the texts (what search read
