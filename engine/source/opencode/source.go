@@ -5,6 +5,7 @@
 package opencode
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -519,10 +520,19 @@ func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
 		var msgs, parts, v2 map[string]agg
 		var err error
 		if s.hasV1 {
-			if msgs, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM message GROUP BY session_id`); err != nil {
-				return nil, err
-			}
-			if parts, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM part GROUP BY session_id`); err != nil {
+			// Side by side on the handle's two connections: each walks a
+			// whole table (at 845k parts the parts' walk takes 2-3 s here,
+			// the messages' 1), and a sync after any write to the history
+			// waits for both.
+			var msgErr error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				msgs, msgErr = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM message GROUP BY session_id`)
+			}()
+			parts, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM part GROUP BY session_id`)
+			<-done
+			if err = cmp.Or(err, msgErr); err != nil {
 				return nil, err
 			}
 		}
