@@ -282,7 +282,9 @@ var matchBudget = MatchBudget
 func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool, both []string) error {
 	if both != nil && len(q.Phrases) == 0 {
 		if expr := index.MatchExprAll(q, lx.alts, both); expr != "" {
-			cands, texts, from, err := lx.rankWindow(ctx, expr, f, true)
+			// Both words are over the budget: walked for a window unless
+			// the history is no larger than one.
+			cands, texts, from, err := lx.rankWindow(ctx, expr, f, lx.docs > matchWindow)
 			if err != nil {
 				return err
 			}
@@ -629,8 +631,8 @@ func eachShard(shs []*shard, fn func(i int, sh *shard) error) error {
 }
 
 // vocabCache holds the vocabulary typo corrections scan (its words:
-// TypoVocabulary) between searches of one process; a sync (here or, seen through synced_at, in
-// another process) invalidates it.
+// TypoVocabulary) between searches of one process; a sync (here or, seen
+// through synced_at, in another process) invalidates it.
 type vocabCache struct {
 	mu       sync.Mutex
 	v        *rank.Vocab

@@ -227,9 +227,10 @@ func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n 
 }
 
 // MatchTexts returns up to limit documents matching expr under f from
-// rowid floor up (0: all), best BM25 first, with each one's text (DocText's), read in the same
-// statement: the candidates' rows are found once, where DocText looked
-// each docs row up again by rid and then its part.
+// rowid floor up (0: all), best BM25 first, with each one's text
+// (DocText's), read in the same statement: the candidates' rows are found
+// once, where DocText looked each docs row up again by rid and then its
+// part.
 func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, floor int64, limit int) ([]Candidate, map[int64]string, error) {
 	inner, args := matchQuery(expr, f, floor, limit, `, d.text AS dtext`)
 	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
