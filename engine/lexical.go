@@ -115,7 +115,8 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 	}
 	if len(used) == 1 {
 		// A lone term always goes in the match (commonTerms): what it
-		// costs decides nothing, so it is not counted.
+		// costs decides nothing here, so it is not counted (mayOverflow
+		// counts a lone compound for the match window).
 		return lx, nil
 	}
 	// One after another: counted side by side on two connections, the
