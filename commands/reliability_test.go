@@ -68,10 +68,20 @@ func TestBusyWriterAnswersFromIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As OpenCode does it: an updated part gets a new time_updated.
-	if _, err := w.Exec(`UPDATE part SET data = json_set(data, '$.text', 'BUSYLOCK_NEWTEXT'), time_updated = (SELECT max(time_updated) + 1000 FROM part)
-		WHERE id = (SELECT id FROM part WHERE json_extract(data, '$.type') = 'text' LIMIT 1)`); err != nil {
-		t.Fatal(err)
+	// As OpenCode does it: an updated part gets a new time_updated, and
+	// its session an event in the same transaction.
+	for _, q := range []string{
+		`UPDATE part SET data = json_set(data, '$.text', 'BUSYLOCK_NEWTEXT'), time_updated = (SELECT max(time_updated) + 1000 FROM part)
+		WHERE id = (SELECT id FROM part WHERE json_extract(data, '$.type') = 'text' LIMIT 1)`,
+		`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = (SELECT session_id FROM part WHERE data LIKE '%BUSYLOCK_NEWTEXT%')`,
+		`INSERT INTO event(id, aggregate_id, seq, type, data) SELECT 'evt_busylock', aggregate_id, seq, 'message.part.updated.1', '{}'
+		FROM event_sequence WHERE aggregate_id = (SELECT session_id FROM part WHERE data LIKE '%BUSYLOCK_NEWTEXT%')`,
+	} {
+		if res, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		} else if n, _ := res.RowsAffected(); n != 1 {
+			t.Fatalf("%s: %d rows, want 1", q, n)
+		}
 	}
 	w.Close()
 	lock, err := index.LockWriter(context.Background(), ix)

@@ -353,10 +353,6 @@ func (sh *shard) syncFingerprint() string {
 }
 
 func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {
-	stamps, err := src.Stamps(ctx)
-	if err != nil {
-		return err
-	}
 	sessions, err := src.Sessions(ctx)
 	if err != nil {
 		return err
@@ -376,9 +372,6 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// the same counts and times for other content, so every session is
 	// re-read from the new file, and an interrupted re-read resumes.
 	cfg := "|config:" + sh.e.config.Hash() + "|src:" + src.Identity().String()
-	for id, st := range stamps {
-		stamps[id] = st + cfg
-	}
 	byID := make(map[string]*model.Session, len(sessions))
 	for i := range sessions {
 		byID[sessions[i].ID] = &sessions[i]
@@ -386,6 +379,13 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	indexed, err := sh.ix.Stamps(ctx)
 	if err != nil {
 		return err
+	}
+	stamps, mark, err := sh.sourceStamps(ctx, src, opts.Force, indexed, cfg, byID)
+	if err != nil {
+		return err
+	}
+	for id, st := range stamps {
+		stamps[id] = st + cfg
 	}
 	var todo []*model.Session
 	for _, s := range sessions {
@@ -471,6 +471,9 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err := sh.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
+	if err := sh.ix.SetMeta(ctx, changeMarkKey, mark); err != nil {
+		return fmt.Errorf("record sync: %w", err)
+	}
 	if err := sh.ix.SetMeta(ctx, "config_hash", sh.e.config.Hash()); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
@@ -478,6 +481,44 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		return fmt.Errorf("record sync: %w", err)
 	}
 	return sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
+}
+
+// changeMarkKey is the meta key of the source's change mark: where its
+// history stood at the last sync that completed (source.ChangeTracker).
+const changeMarkKey = "source_changes"
+
+// sourceStamps reads the stamps of the sessions in byID: from what changed
+// since the last completed sync when the source can tell (a sync after a
+// write to a large history then reads a few sessions' rows, not all of
+// them), else from the whole history. mark is what to record once this
+// sync has written everything.
+func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool, indexed map[string]string, cfg string, byID map[string]*model.Session) (stamps map[string]string, mark string, err error) {
+	ct, ok := src.(source.ChangeTracker)
+	if !ok {
+		stamps, err = src.Stamps(ctx)
+		return stamps, "", err
+	}
+	prev := ""
+	if !force {
+		if prev, err = sh.ix.Meta(ctx, changeMarkKey); err != nil {
+			return nil, "", err
+		}
+	}
+	// The source's own stamps, as it gave them: a stored stamp of another
+	// config or file is not one (that session is re-read anyway).
+	old := make(map[string]string, len(indexed))
+	for id, st := range indexed {
+		if body, ok := strings.CutSuffix(st, cfg); ok {
+			old[id] = body
+		}
+	}
+	start := time.Now()
+	st, err := ct.StampsSince(ctx, prev, old, func(id string) bool { return byID[id] != nil })
+	if err != nil {
+		return nil, "", err
+	}
+	sh.e.log.Info("history stamps", "source", sh.name, "walked", st.Walked, "lookups", st.Lookups, "sessions", len(st.Stamps), "ms", time.Since(start).Milliseconds())
+	return st.Stamps, st.Next, nil
 }
 
 // writeSession writes the reader's next session; df is non-nil when the

@@ -100,6 +100,30 @@ func (e *Error) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrLocked) true for a lock held past the wait.
 func (e *Error) Is(target error) bool { return target == ErrLocked && e.Locked }
 
+// ChangeTracker is what a reader may add to make a sync after a write cheap:
+// the stamps of Stamps, read from what changed since the last sync rather
+// than from the whole history.
+type ChangeTracker interface {
+	// StampsSince returns Stamps' values for the sessions want accepts
+	// (every session when want is nil). mark is what the last call returned
+	// as next ("" for none), and old the stamps it gave then, as given;
+	// next is the mark to store once the sync that reads these stamps has
+	// written everything they call for. A mark it cannot use makes it read
+	// the whole history, as Stamps does.
+	StampsSince(ctx context.Context, mark string, old map[string]string, want func(id string) bool) (Stamped, error)
+}
+
+// Stamped is what ChangeTracker.StampsSince read.
+type Stamped struct {
+	Stamps map[string]string
+	// Next is the mark to store once the sync is done ("" for none).
+	Next string
+	// Walked: every table was read (the mark was of no use, or too much
+	// had changed); else Lookups sessions were read one by one.
+	Walked  bool
+	Lookups int
+}
+
 // RawScanner is what a reader may add to make full-text scans fast: the
 // rows a history stores for one session, as stored (OpenCode's JSON), for
 // a cheap pre-filter before the session is decoded. A text that occurs in

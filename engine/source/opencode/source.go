@@ -5,7 +5,6 @@
 package opencode
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -68,6 +67,9 @@ type Source struct {
 	probed  bool
 	hasV1   bool
 	hasV2   bool
+	// hasEvents: the history keeps OpenCode's event log, which the change
+	// tracking relies on (changes.go).
+	hasEvents bool
 
 	mu       sync.Mutex
 	skipped  int
@@ -264,6 +266,7 @@ func (s *Source) probe(ctx context.Context, db *sql.DB) error {
 		return describeDBError(s.dbPath, err)
 	}
 	s.hasV1, s.hasV2, s.probed = hasV1, hasV2, true
+	s.hasEvents = tables["event"] && tables["event_sequence"]
 	return nil
 }
 
@@ -489,90 +492,10 @@ func (s *Source) markV2(ctx context.Context, sessions []model.Session) error {
 // Stamps returns, per session id, a string that changes whenever the session
 // or any of its messages or parts is added, changed or removed. Comparing it
 // with the stamp stored at the last sync is how a sync finds the sessions it
-// must re-read.
+// must re-read. It walks every table; StampsSince reads only what changed.
 func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
-	if err := s.ready(ctx); err != nil {
-		return nil, err
-	}
-	stamps := map[string]string{}
-	if s.db != nil {
-		type agg struct {
-			n   int64
-			max int64
-		}
-		collect := func(q string) (map[string]agg, error) {
-			m := map[string]agg{}
-			rows, err := s.db.QueryContext(ctx, q)
-			if err != nil {
-				return nil, describeDBError(s.dbPath, err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var id string
-				var a agg
-				if err := rows.Scan(&id, &a.n, &a.max); err != nil {
-					return nil, describeDBError(s.dbPath, err)
-				}
-				m[id] = a
-			}
-			return m, rows.Err()
-		}
-		var msgs, parts, v2 map[string]agg
-		var err error
-		if s.hasV1 {
-			// Side by side on the handle's two connections: each walks a
-			// whole table (at 845k parts the parts' walk takes 2-3 s here,
-			// the messages' 1), and a sync after any write to the history
-			// waits for both.
-			var msgErr error
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				msgs, msgErr = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM message GROUP BY session_id`)
-			}()
-			parts, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM part GROUP BY session_id`)
-			<-done
-			if err = cmp.Or(err, msgErr); err != nil {
-				return nil, err
-			}
-		}
-		if s.hasV2 {
-			if v2, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) + coalesce(max(seq),0) FROM session_message GROUP BY session_id`); err != nil {
-				return nil, err
-			}
-		}
-		// A NULL id (the schema allows it) is skipped here and counted by
-		// Sessions; it must not fail the whole sync.
-		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(time_updated,0), coalesce(title,''), coalesce(time_archived,0), coalesce(revert,'') FROM session WHERE id IS NOT NULL`)
-		if err != nil {
-			return nil, describeDBError(s.dbPath, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id, title, revert string
-			var upd, arch int64
-			if err := rows.Scan(&id, &upd, &title, &arch, &revert); err != nil {
-				return nil, describeDBError(s.dbPath, err)
-			}
-			m, p, v := msgs[id], parts[id], v2[id]
-			stamps[id] = fmt.Sprintf("%d/%d/%d:%d/%d:%d/%d:%d/%d/%s", upd, arch, m.n, m.max, p.n, p.max, v.n, v.max, len(title), revertMessageID(revert))
-		}
-		if err := rows.Err(); err != nil {
-			return nil, describeDBError(s.dbPath, err)
-		}
-	}
-	if s.storageDir != "" {
-		legacy, err := s.legacyStamps()
-		if err != nil {
-			return nil, err
-		}
-		for id, st := range legacy {
-			if _, ok := stamps[id]; !ok {
-				stamps[id] = st
-			}
-		}
-	}
-	return stamps, nil
+	st, err := s.StampsSince(ctx, "", nil, nil)
+	return st.Stamps, err
 }
 
 // Messages streams a session's messages in display order, with their parts,

@@ -1,0 +1,313 @@
+package opencode
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/recallhq/recall/engine/source"
+)
+
+// writer changes a fixture copy the way OpenCode does: every change to a
+// session's messages or parts appends an event of that session in the same
+// transaction (its projector), except where a step says it plays another
+// writer.
+type writer struct {
+	t   *testing.T
+	db  *sql.DB
+	now int64 // the writer's clock, ms; each write moves it on
+	n   int   // ids made
+}
+
+func newWriter(t *testing.T, path string) *writer {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return &writer{t: t, db: db, now: time.Now().UnixMilli()}
+}
+
+func (w *writer) exec(q string, args ...any) {
+	w.t.Helper()
+	if _, err := w.db.Exec(q, args...); err != nil {
+		w.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func (w *writer) id(prefix string) string {
+	w.n++
+	return fmt.Sprintf("%s_zz%08d", prefix, w.n)
+}
+
+func (w *writer) tick() int64 { w.now += 7; return w.now }
+
+// event appends an event of session sid, as OpenCode's projector does.
+func (w *writer) event(sid, typ string) {
+	w.t.Helper()
+	w.exec(`INSERT INTO event_sequence(aggregate_id, seq) VALUES (?, 0)
+		ON CONFLICT(aggregate_id) DO UPDATE SET seq = seq + 1`, sid)
+	w.exec(`INSERT INTO event(id, aggregate_id, seq, type, data)
+		VALUES (?, ?, (SELECT seq FROM event_sequence WHERE aggregate_id = ?), ?, '{}')`, w.id("evt"), sid, sid, typ)
+}
+
+func (w *writer) one(q string, args ...any) string {
+	w.t.Helper()
+	var v string
+	if err := w.db.QueryRow(q, args...).Scan(&v); err != nil {
+		w.t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
+// anySession is a random session that has parts.
+func (w *writer) anySession(r *rand.Rand) string {
+	return w.one(`SELECT session_id FROM part GROUP BY session_id ORDER BY session_id LIMIT 1 OFFSET ?`,
+		r.Intn(atoi(w.one(`SELECT count(DISTINCT session_id) FROM part`))))
+}
+
+func atoi(s string) int {
+	var n int
+	fmt.Sscan(s, &n)
+	return n
+}
+
+func (w *writer) addPart(sid string, event bool) {
+	msg := w.one(`SELECT id FROM message WHERE session_id = ? ORDER BY id DESC LIMIT 1`, sid)
+	t := w.tick()
+	w.exec(`INSERT INTO part(id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, '{"type":"text","text":"added"}')`,
+		w.id("prt"), msg, sid, t, t)
+	if event {
+		w.event(sid, "message.part.updated.1")
+	}
+}
+
+func (w *writer) updatePart(sid string, event bool) {
+	w.exec(`UPDATE part SET data = '{"type":"text","text":"changed"}', time_updated = ? WHERE id = (SELECT id FROM part WHERE session_id = ? ORDER BY id LIMIT 1)`, w.tick(), sid)
+	if event {
+		w.event(sid, "message.part.updated.1")
+	}
+}
+
+func (w *writer) updateMessage(sid string) {
+	w.exec(`UPDATE message SET time_updated = ? WHERE id = (SELECT id FROM message WHERE session_id = ? ORDER BY id DESC LIMIT 1)`, w.tick(), sid)
+	w.event(sid, "message.updated.1")
+}
+
+func (w *writer) deleteNewestPart(event bool) {
+	sid := w.one(`SELECT session_id FROM part ORDER BY rowid DESC LIMIT 1`)
+	w.exec(`DELETE FROM part WHERE rowid = (SELECT max(rowid) FROM part)`)
+	if event {
+		w.event(sid, "message.part.removed.1")
+	}
+}
+
+func (w *writer) deleteOldPart(sid string, event bool) {
+	w.exec(`DELETE FROM part WHERE id = (SELECT id FROM part WHERE session_id = ? ORDER BY id LIMIT 1)`, sid)
+	if event {
+		w.event(sid, "message.part.removed.1")
+	}
+}
+
+// importSession adds a session with a message and parts and no events, as
+// `opencode import` does.
+func (w *writer) importSession() {
+	sid, mid := w.id("ses"), w.id("msg")
+	t := w.tick()
+	w.exec(`INSERT INTO session(id, project_id, slug, directory, title, version, time_created, time_updated)
+		SELECT ?, project_id, 'imported', directory, 'imported', version, ?, ? FROM session LIMIT 1`, sid, t, t)
+	w.exec(`INSERT INTO message(id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, '{"role":"user","time":{"created":1}}')`, mid, sid, t, t)
+	for range 3 {
+		w.exec(`INSERT INTO part(id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, '{"type":"text","text":"imported"}')`, w.id("prt"), mid, sid, t, t)
+	}
+}
+
+// deleteSession removes a session with its rows and events (OpenCode's
+// cascade; the test's handle does not enforce foreign keys).
+func (w *writer) deleteSession(sid string) {
+	for _, q := range []string{`DELETE FROM part WHERE session_id = ?`, `DELETE FROM message WHERE session_id = ?`,
+		`DELETE FROM event WHERE aggregate_id = ?`, `DELETE FROM event_sequence WHERE aggregate_id = ?`, `DELETE FROM session WHERE id = ?`} {
+		w.exec(q, sid)
+	}
+}
+
+// tracker follows a source from sync to sync as the engine does: the mark
+// and the stamps of the last call.
+type tracker struct {
+	t    *testing.T
+	s    *Source
+	mark string
+	old  map[string]string
+}
+
+// next reads the stamps since the last call, checks them against a whole
+// walk, and returns how they were read.
+func (tr *tracker) next(step string) source.Stamped {
+	tr.t.Helper()
+	ctx := context.Background()
+	read, err := tr.s.StampsSince(ctx, tr.mark, tr.old, nil)
+	if err != nil {
+		tr.t.Fatalf("%s: %v", step, err)
+	}
+	got := read.Stamps
+	want, err := tr.s.Stamps(ctx)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		tr.t.Errorf("%s: %d stamps, a whole walk gives %d", step, len(got), len(want))
+	}
+	for id, st := range want {
+		if got[id] != st {
+			tr.t.Errorf("%s: session %s stamped %q, a whole walk gives %q", step, id, got[id], st)
+		}
+	}
+	tr.mark, tr.old = read.Next, got
+	return read
+}
+
+// A sync after a write reads only the sessions written to, and its stamps
+// are those of a whole walk, whatever OpenCode wrote: parts streamed in
+// place, new parts and messages, deletions (the newest row's too, whose
+// rowid a new row may take), renames, sessions imported without events or
+// deleted.
+func TestStampsSinceReadOnlyWhatChanged(t *testing.T) {
+	path := copyFixture(t, "v1")
+	s := open(t, path)
+	w := newWriter(t, path)
+	tr := &tracker{t: t, s: s}
+	if r := tr.next("first"); !r.Walked {
+		t.Fatalf("first call: %d lookups, want a whole walk (no mark)", r.Lookups)
+	}
+	if r := tr.next("nothing written"); r.Walked || r.Lookups != 0 {
+		t.Errorf("nothing written: walked %v after %d lookups, want no walk and no lookup", r.Walked, r.Lookups)
+	}
+	rnd := rand.New(rand.NewSource(1))
+	a, b := w.anySession(rnd), ""
+	for b = w.anySession(rnd); b == a; b = w.anySession(rnd) {
+	}
+	steps := []struct {
+		name    string
+		write   func()
+		lookups int // sessions looked up; -1: a whole walk
+	}{
+		{"a part streamed in place", func() { w.updatePart(a, true) }, 1},
+		{"a message finished", func() { w.updateMessage(b) }, 1},
+		{"a new part", func() { w.addPart(a, true) }, 1},
+		{"two sessions written", func() { w.addPart(a, true); w.updatePart(b, true) }, 2},
+		{"the newest part removed", func() { w.deleteNewestPart(true) }, 1},
+		{"the newest part removed and its rowid taken by another session", func() {
+			w.deleteNewestPart(true)
+			w.addPart(b, true)
+		}, 2},
+		{"an old part removed", func() { w.deleteOldPart(b, true) }, 1},
+		{"a part removed by a writer without events", func() { w.deleteOldPart(a, false) }, 1},
+		{"a session imported", func() { w.importSession() }, 1},
+		{"a rename", func() {
+			w.exec(`UPDATE session SET title = 'renamed, longer than before', time_updated = ? WHERE id = ?`, w.tick(), a)
+			w.event(a, "session.updated.1")
+		}, 1},
+		{"a rename by a writer without events", func() {
+			w.exec(`UPDATE session SET title = 'renamed again', time_updated = ? WHERE id = ?`, w.tick(), a)
+		}, 0},
+		{"a session deleted (not the last written)", func() { w.deleteSession(b) }, 0},
+		{"the newest events deleted with their session", func() {
+			w.deleteSession(w.one(`SELECT aggregate_id FROM event ORDER BY rowid DESC LIMIT 1`))
+		}, -1},
+	}
+	for _, st := range steps {
+		st.write()
+		r := tr.next(st.name)
+		switch {
+		case st.lookups < 0 && !r.Walked:
+			t.Errorf("%s: %d lookups, want a whole walk", st.name, r.Lookups)
+		case st.lookups >= 0 && (r.Walked || r.Lookups != st.lookups):
+			t.Errorf("%s: walked %v after %d lookups, want %d lookups", st.name, r.Walked, r.Lookups, st.lookups)
+		}
+	}
+
+	// A mark a day old, or of another file, is not used.
+	var m changeMark
+	if err := json.Unmarshal([]byte(tr.mark), &m); err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*changeMark){
+		"a day old":       func(m *changeMark) { m.Walked -= wholeWalkEvery.Milliseconds() },
+		"another file":    func(m *changeMark) { m.Identity += "x" },
+		"an older format": func(m *changeMark) { m.V-- },
+	} {
+		c := m
+		change(&c)
+		b, _ := json.Marshal(c)
+		tr.mark = string(b)
+		if r := tr.next(name); !r.Walked {
+			t.Errorf("a mark of %s: %d lookups, want a whole walk", name, r.Lookups)
+		}
+	}
+}
+
+// Random writes in OpenCode's manner, several between two calls: the
+// stamps always equal a whole walk's.
+func TestStampsSinceAgreesWithAWholeWalk(t *testing.T) {
+	path := copyFixture(t, "v1")
+	s := open(t, path)
+	w := newWriter(t, path)
+	tr := &tracker{t: t, s: s}
+	tr.next("first")
+	rnd := rand.New(rand.NewSource(7))
+	walks := 0
+	for i := range 60 {
+		for range 1 + rnd.Intn(4) {
+			sid := w.anySession(rnd)
+			switch rnd.Intn(7) {
+			case 0:
+				w.updatePart(sid, true)
+			case 1:
+				w.addPart(sid, true)
+			case 2:
+				w.updateMessage(sid)
+			case 3:
+				w.deleteNewestPart(true)
+			case 4:
+				w.deleteOldPart(sid, true)
+			case 5:
+				w.importSession()
+			case 6:
+				w.exec(`UPDATE session SET time_archived = ?, time_updated = ? WHERE id = ?`, w.tick(), w.tick(), sid)
+			}
+		}
+		if r := tr.next(fmt.Sprintf("round %d", i)); r.Walked {
+			walks++
+		}
+		if t.Failed() {
+			return
+		}
+	}
+	if walks > 0 {
+		t.Errorf("%d of 60 rounds walked every table; none should", walks)
+	}
+}
+
+// The change tracking needs OpenCode's event log; a history without one is
+// walked every time (and gives no mark).
+func TestStampsSinceWithoutAnEventLogWalks(t *testing.T) {
+	path := copyFixture(t, "v1")
+	w := newWriter(t, path)
+	w.exec(`DROP TABLE event`)
+	w.exec(`DROP TABLE event_sequence`)
+	s := open(t, path)
+	tr := &tracker{t: t, s: s}
+	tr.next("first")
+	if tr.mark != "" {
+		t.Errorf("mark %q without an event log, want none", tr.mark)
+	}
+	w.updatePart(w.anySession(rand.New(rand.NewSource(1))), false)
+	if r := tr.next("a part updated"); !r.Walked {
+		t.Errorf("%d lookups, want a whole walk", r.Lookups)
+	}
+}
