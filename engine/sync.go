@@ -380,7 +380,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err != nil {
 		return err
 	}
-	stamps, mark, err := sh.sourceStamps(ctx, src, opts.Force, indexed, cfg, byID)
+	stamps, mark, err := sh.sourceStamps(ctx, src, opts.Force, indexed, cfg, sessions)
 	if err != nil {
 		return err
 	}
@@ -487,12 +487,12 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 // history stood at the last sync that completed (source.ChangeTracker).
 const changeMarkKey = "source_changes"
 
-// sourceStamps reads the stamps of the sessions in byID: from what changed
+// sourceStamps reads the stamps of sessions: from what changed
 // since the last completed sync when the source can tell (a sync after a
 // write to a large history then reads a few sessions' rows, not all of
 // them), else from the whole history. mark is what to record once this
 // sync has written everything.
-func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool, indexed map[string]string, cfg string, byID map[string]*model.Session) (stamps map[string]string, mark string, err error) {
+func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool, indexed map[string]string, cfg string, sessions []model.Session) (stamps map[string]string, mark string, err error) {
 	ct, ok := src.(source.ChangeTracker)
 	if !ok {
 		stamps, err = src.Stamps(ctx)
@@ -513,7 +513,7 @@ func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool
 		}
 	}
 	start := time.Now()
-	st, err := ct.StampsSince(ctx, prev, old, func(id string) bool { return byID[id] != nil })
+	st, err := ct.StampsSince(ctx, prev, old, sessions)
 	if err != nil {
 		return nil, "", err
 	}

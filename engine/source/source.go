@@ -104,13 +104,13 @@ func (e *Error) Is(target error) bool { return target == ErrLocked && e.Locked }
 // the stamps of Stamps, read from what changed since the last sync rather
 // than from the whole history.
 type ChangeTracker interface {
-	// StampsSince returns Stamps' values for the sessions want accepts
-	// (every session when want is nil). mark is what the last call returned
+	// StampsSince returns Stamps' values for sessions (as Sessions listed
+	// them). mark is what the last call returned
 	// as next ("" for none), and old the stamps it gave then, as given;
 	// next is the mark to store once the sync that reads these stamps has
 	// written everything they call for. A mark it cannot use makes it read
 	// the whole history, as Stamps does.
-	StampsSince(ctx context.Context, mark string, old map[string]string, want func(id string) bool) (Stamped, error)
+	StampsSince(ctx context.Context, mark string, old map[string]string, sessions []model.Session) (Stamped, error)
 }
 
 // Stamped is what ChangeTracker.StampsSince read.

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/recallhq/recall/engine/model"
 	"github.com/recallhq/recall/engine/source"
 )
 
@@ -223,12 +223,12 @@ func (s *Source) flagRecounted(ctx context.Context, tx *sql.Tx, t trackedTable, 
 	return nil
 }
 
-// StampsSince is Stamps for the sessions want accepts (all when want is
-// nil), reading only what changed since mark; old holds the stamps this
+// StampsSince is Stamps for sessions (as Sessions listed them), reading
+// only what changed since mark; old holds the stamps this
 // source gave at mark, as given. next is the mark for the next call. A mark
 // it cannot use ("", another file's, another format's, a day old) makes it
 // walk every table as Stamps does; so does a change to many sessions.
-func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]string, want func(id string) bool) (source.Stamped, error) {
+func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]string, sessions []model.Session) (source.Stamped, error) {
 	if err := s.ready(ctx); err != nil {
 		return source.Stamped{}, err
 	}
@@ -239,10 +239,7 @@ func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]st
 		if err != nil {
 			return source.Stamped{}, err
 		}
-		rows, err := s.sessionRows(ctx, want)
-		if err != nil {
-			return source.Stamped{}, err
-		}
+		rows := stampRows(sessions)
 		var exact []int // rows whose aggregates are looked up
 		if !ch.whole {
 			for i := range rows {
@@ -287,9 +284,9 @@ func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]st
 		if err != nil {
 			return source.Stamped{}, err
 		}
-		for id, st := range legacy {
-			if _, ok := stamps[id]; !ok && (want == nil || want(id)) {
-				stamps[id] = st
+		for _, ss := range sessions {
+			if st, ok := legacy[ss.ID]; ok && ss.Era == EraJSON {
+				stamps[ss.ID] = st
 			}
 		}
 	}
@@ -314,7 +311,12 @@ type stampRow struct {
 // stamp formats r; parseStamp reads it back. Changing the format means
 // bumping changeMarkVersion.
 func (r stampRow) stamp() string {
-	return fmt.Sprintf("%d/%d/%d:%d/%d:%d/%d:%d/%d/%s", r.upd, r.arch, r.m.n, r.m.max, r.p.n, r.p.max, r.v.n, r.v.max, r.titleLen, r.revert)
+	b := make([]byte, 0, 96)
+	for i, n := range []int64{r.upd, r.arch, r.m.n, r.m.max, r.p.n, r.p.max, r.v.n, r.v.max, int64(r.titleLen)} {
+		b = strconv.AppendInt(b, n, 10)
+		b = append(b, "//:/:/://"[i]) // upd/arch/mn:mmax/pn:pmax/vn:vmax/len/revert
+	}
+	return string(append(b, r.revert...))
 }
 
 // stampFields is a parsed stamp's row aggregates.
@@ -349,29 +351,17 @@ func parseStamp(st string) (stampFields, bool) {
 	return f, true
 }
 
-// sessionRows reads the session table's part of each stamp.
-func (s *Source) sessionRows(ctx context.Context, want func(string) bool) ([]stampRow, error) {
-	// A NULL id (the schema allows it) is skipped here and counted by
-	// Sessions; it must not fail the whole sync.
-	rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(time_updated,0), coalesce(title,''), coalesce(time_archived,0), coalesce(revert,'') FROM session WHERE id IS NOT NULL`)
-	if err != nil {
-		return nil, describeDBError(s.dbPath, err)
-	}
-	defer rows.Close()
-	var out []stampRow
-	for rows.Next() {
-		var r stampRow
-		var title, revert string
-		if err := rows.Scan(&r.id, &r.upd, &title, &r.arch, &revert); err != nil {
-			return nil, describeDBError(s.dbPath, err)
-		}
-		if want != nil && !want(r.id) {
+// stampRows is the session rows' part of each stamp, for the sessions the
+// database holds (a row of the JSON tree has its own stamp).
+func stampRows(sessions []model.Session) []stampRow {
+	out := make([]stampRow, 0, len(sessions))
+	for _, ss := range sessions {
+		if ss.Era == EraJSON {
 			continue
 		}
-		r.titleLen, r.revert = len(title), revertMessageID(revert)
-		out = append(out, r)
+		out = append(out, stampRow{id: ss.ID, upd: ss.Updated, arch: ss.Archived, titleLen: len(ss.Title), revert: ss.RevertMsgID})
 	}
-	return out, describeRowsErr(s.dbPath, rows.Err())
+	return out
 }
 
 func describeRowsErr(path string, err error) error {

@@ -494,7 +494,11 @@ func (s *Source) markV2(ctx context.Context, sessions []model.Session) error {
 // with the stamp stored at the last sync is how a sync finds the sessions it
 // must re-read. It walks every table; StampsSince reads only what changed.
 func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
-	st, err := s.StampsSince(ctx, "", nil, nil)
+	sessions, err := s.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.StampsSince(ctx, "", nil, sessions)
 	return st.Stamps, err
 }
 
