@@ -401,6 +401,24 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		}
 	}
 	sort.Strings(gone)
+	// A re-read of most of the index (a config change, a history replaced
+	// by a copy, --force) clears it at once and writes every session as new:
+	// deleting them one by one costs many times a cold index
+	// (Writer.ClearSessions). The documents of sessions left unchanged are
+	// written again in the same sync.
+	rereads := 0
+	for _, s := range todo {
+		if _, ok := indexed[s.ID]; ok {
+			rereads++
+		}
+	}
+	clearAll := rereads > 0 && rereads*2 > len(indexed)
+	if clearAll {
+		todo = todo[:0]
+		for i := range sessions {
+			todo = append(todo, &sessions[i])
+		}
+	}
 	// Oldest first, so an interrupted cold sync has the history's start.
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Created < todo[j].Created })
 
@@ -424,11 +442,18 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		w = next
 		return nil
 	}
-	for _, id := range gone {
-		if err := w.DeleteSession(ctx, id); err != nil {
+	if clearAll {
+		if err := w.ClearSessions(ctx); err != nil {
 			return err
 		}
-		res.Deleted++
+		res.Deleted = len(gone)
+	} else {
+		for _, id := range gone {
+			if err := w.DeleteSession(ctx, id); err != nil {
+				return err
+			}
+			res.Deleted++
+		}
 	}
 	now := time.Now().UnixMilli()
 	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), todo)
@@ -438,7 +463,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 			return err
 		}
 		_, existed := indexed[s.ID]
-		if existed {
+		if existed && !clearAll {
 			if err := w.DeleteSession(ctx, s.ID); err != nil {
 				return err
 			}

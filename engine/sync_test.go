@@ -304,3 +304,64 @@ func TestCancelledSyncStopsTheReader(t *testing.T) {
 		t.Fatalf("sync after the cancelled one: %+v, %v", res, err)
 	}
 }
+
+// A sync that must re-read most of the index (--force here; a config
+// change or a replaced history alike) clears it at once and writes every
+// session as new, and the index equals a rebuild; one that re-reads a few
+// sessions leaves the others' documents where they were.
+func TestRereadOfMostSessionsClearsTheIndex(t *testing.T) {
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "kept.db"))
+	ctx := context.Background()
+	raw := rawIndex(t, e)
+	// The documents of sessions other than skip: how many, and their rids.
+	docRIDs := func(skip string) (n int, sum int64) {
+		t.Helper()
+		if err := raw.QueryRow(`SELECT count(*), coalesce(sum(rid),0) FROM docs WHERE session_id != ?`, skip).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		return n, sum
+	}
+	var sessions int
+	raw.QueryRow(`SELECT count(*) FROM sessions`).Scan(&sessions)
+	var renamed string
+	raw.QueryRow(`SELECT session_id FROM docs ORDER BY rid LIMIT 1`).Scan(&renamed)
+	n0, sum0 := docRIDs(renamed)
+
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Exec(`UPDATE session SET title = title || ' (renamed)' WHERE id = ?`, renamed); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Sync(ctx, SyncOptions{})
+	if err != nil || res.Updated != 1 {
+		t.Fatalf("sync after a rename: %+v %v; want 1 updated", res, err)
+	}
+	if n, sum := docRIDs(renamed); n != n0 || sum != sum0 {
+		t.Errorf("a rename rewrote other sessions' documents (%d docs, rid sum %d; were %d, %d)", n, sum, n0, sum0)
+	}
+
+	res, err = e.Sync(ctx, SyncOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Updated != sessions || res.Added != 0 {
+		t.Errorf("forced sync: %d updated, %d added; want all %d updated", res.Updated, res.Added, sessions)
+	}
+	// Cleared: documents are numbered from the start again.
+	var minRID int64
+	raw.QueryRow(`SELECT min(rid) FROM docs`).Scan(&minRID)
+	if minRID != 1 {
+		t.Errorf("after the forced sync the first document is numbered %d; want 1 (cleared, then written)", minRID)
+	}
+	fresh := openAt(t, db, filepath.Join(t.TempDir(), "fresh.db"))
+	if kept, rebuilt := dumpIndex(t, e), dumpIndex(t, fresh); kept != rebuilt {
+		t.Errorf("index after the forced re-read differs from a rebuild:\n%s", firstDiff(kept, rebuilt))
+	}
+	if r, err := e.Sync(ctx, SyncOptions{}); err != nil || !r.Idle {
+		t.Errorf("sync after the forced re-read: %+v %v; want idle", r, err)
+	}
+}
