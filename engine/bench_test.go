@@ -124,6 +124,74 @@ func BenchmarkIdleSync(b *testing.B) {
 	})
 }
 
+// BenchmarkSyncAfterWrite is the sync that follows each write OpenCode
+// makes while a turn streams: one part updated and its event appended, as
+// OpenCode's projector does, in a different session each time. The write
+// is made between the timed syncs; it changes the benchmark history's copy
+// (part times and events only: nothing the index holds).
+func BenchmarkSyncAfterWrite(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	dbs := filepath.SplitList(os.Getenv("RECALL_BENCH_DB"))
+	w, err := sql.Open("sqlite", "file:"+dbs[0]+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	var parts int64
+	if err := w.QueryRow(`SELECT max(rowid) FROM part`).Scan(&parts); err != nil {
+		b.Fatal(err)
+	}
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if err := writeLikeOpenCode(w, (int64(i)*7919)%parts+1, i); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		r, err := e.Sync(ctx, SyncOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Updated != 1 {
+			b.Fatalf("a sync after a write to one session updated %d", r.Updated)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
+// writeLikeOpenCode updates the part at rowid (or the next one) and
+// appends its session's event in one transaction, as OpenCode does.
+func writeLikeOpenCode(w *sql.DB, rowid int64, n int) error {
+	tx, err := w.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var sid string
+	if err := tx.QueryRow(`SELECT session_id FROM part WHERE rowid >= ? ORDER BY rowid LIMIT 1`, rowid).Scan(&sid); err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE part SET time_updated = ? WHERE rowid = (SELECT rowid FROM part WHERE rowid >= ? ORDER BY rowid LIMIT 1)`, []any{now, rowid}},
+		{`INSERT INTO event_sequence(aggregate_id, seq) VALUES (?, 0) ON CONFLICT(aggregate_id) DO UPDATE SET seq = seq + 1`, []any{sid}},
+		{`INSERT INTO event(id, aggregate_id, seq, type, data) SELECT ?, ?, seq, 'message.part.updated.1', '{}' FROM event_sequence WHERE aggregate_id = ?`,
+			[]any{fmt.Sprintf("evt_bench%d_%d", now, n), sid, sid}},
+	} {
+		if _, err := tx.Exec(q.sql, q.args...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 func BenchmarkReadWindow(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()
