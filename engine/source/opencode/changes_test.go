@@ -335,3 +335,40 @@ func TestStampFormatIsKept(t *testing.T) {
 		}
 	}
 }
+
+// The v2 engine's session_message rows are tracked the same way: a row
+// appended, one updated in place and the newest removed, each with its
+// session's event.
+func TestStampsSinceFollowsSessionMessages(t *testing.T) {
+	path := copyFixture(t, "v2")
+	s := open(t, path)
+	w := newWriter(t, path)
+	tr := &tracker{t: t, s: s}
+	tr.next("first")
+	sid := w.one(`SELECT session_id FROM session_message ORDER BY rowid LIMIT 1`)
+	steps := []struct {
+		name  string
+		write func()
+	}{
+		{"a message appended", func() {
+			w.exec(`INSERT INTO session_message(id, session_id, type, seq, time_created, time_updated, data)
+				SELECT ?, session_id, 'user', (SELECT max(seq) + 1 FROM session_message WHERE session_id = ?), ?, ?, data FROM session_message WHERE session_id = ? LIMIT 1`,
+				w.id("msg"), sid, w.tick(), w.now, sid)
+			w.event(sid, "session.next.prompted.1")
+		}},
+		{"a message updated in place", func() {
+			w.exec(`UPDATE session_message SET time_updated = ? WHERE id = (SELECT id FROM session_message WHERE session_id = ? ORDER BY seq LIMIT 1)`, w.tick(), sid)
+			w.event(sid, "session.next.text.ended.1")
+		}},
+		{"the newest message removed", func() {
+			w.exec(`DELETE FROM session_message WHERE rowid = (SELECT max(rowid) FROM session_message)`)
+			w.event(sid, "session.next.reverted.1")
+		}},
+	}
+	for _, st := range steps {
+		st.write()
+		if r := tr.next(st.name); r.Walked || r.Lookups != 1 {
+			t.Errorf("%s: walked %v after %d lookups, want 1 lookup", st.name, r.Walked, r.Lookups)
+		}
+	}
+}
