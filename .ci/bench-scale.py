@@ -80,15 +80,20 @@ def clone(n):
     return db
 
 
-def engine_search(db, idx):
+def engine_bench(db, idx, name, times, count=COUNT):
+    """Median p50 and p95 of an engine benchmark over count runs."""
     env = dict(os.environ, RECALL_BENCH_DB=db, RECALL_BENCH_INDEX=idx,
                RECALL_BENCH_QUERIES=os.path.join(CORPUS, "public-queries.json"))
-    out = subprocess.run(["go", "test", "-run", "^$", "-bench", "^BenchmarkSearch$", "-benchtime", "200x",
-                          "-count", str(COUNT), "./engine/"], cwd=REPO, env=env, check=True,
+    out = subprocess.run(["go", "test", "-run", "^$", "-bench", f"^{name}$", "-benchtime", f"{times}x",
+                          "-count", str(count), "./engine/"], cwd=REPO, env=env, check=True,
                          capture_output=True, text=True).stdout
     p50 = [float(x) for x in re.findall(r"([0-9.]+) p50-ms", out)]
     p95 = [float(x) for x in re.findall(r"([0-9.]+) p95-ms", out)]
     return statistics.median(p50), statistics.median(p95)
+
+
+def engine_search(db, idx):
+    return engine_bench(db, idx, "BenchmarkSearch", 200)
 
 
 def measure(n):
@@ -120,6 +125,10 @@ def measure(n):
     row["search_rss"] = peak_rss([BIN, "search", "--db", db, "--index", idx, "--quiet", "--json", "webhook retry storm"])
     print("== engine searches", flush=True)
     row["eng_p50"], row["eng_p95"] = engine_search(db, idx)
+    # The sync after each write OpenCode makes (BenchmarkSyncAfterWrite
+    # writes to the clone: part times and events only).
+    print("== syncs after a write", flush=True)
+    row["write_p50"], row["write_p95"] = engine_bench(db, idx, "BenchmarkSyncAfterWrite", 20, count=3)
     print(json.dumps(row), flush=True)
     return row
 
@@ -137,19 +146,20 @@ def machine():
 
 
 def table(rows):
-    lines = ["| sessions | parts | DB | index | cold index | CLI search p50/p95 | in-process p50/p95 | RSS index / search |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| sessions | parts | DB | index | cold index | CLI search p50/p95 | in-process p50/p95 | RSS index / search | sync after a write p50/p95 |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['sessions']:,} | {r['parts']:,} | {r['db_mb']:,.0f} MB | {r['index_mb']:,.0f} MB | "
                      f"{r['index_s']:.1f} s ({r['parts_s']:,.0f} parts/s) | {r['cli_p50']:.0f} / {r['cli_p95']:.0f} ms | "
-                     f"{r['eng_p50']:.1f} / {r['eng_p95']:.1f} ms | {r['index_rss']:.0f} / {r['search_rss']:.0f} MB |")
+                     f"{r['eng_p50']:.1f} / {r['eng_p95']:.1f} ms | {r['index_rss']:.0f} / {r['search_rss']:.0f} MB | "
+                     f"{r['write_p50']:.0f} / {r['write_p95']:.0f} ms |")
     if len(rows) > 1:
         lines += ["", "Growth from one size to the next (each ~4x the history):", "",
-                  "| step | parts | cold index s | CLI p50 | CLI p95 | in-process p95 | index size |", "|---|---|---|---|---|---|---|"]
+                  "| step | parts | cold index s | CLI p50 | CLI p95 | in-process p95 | index size | sync after a write p50 |", "|---|---|---|---|---|---|---|---|"]
         for a, b in zip(rows, rows[1:]):
             g = lambda k: b[k] / a[k] if a[k] else float("nan")
             lines.append(f"| {a['sessions']:,} → {b['sessions']:,} | {g('parts'):.1f}x | {g('index_s'):.1f}x | "
-                         f"{g('cli_p50'):.2f}x | {g('cli_p95'):.2f}x | {g('eng_p95'):.2f}x | {g('index_mb'):.1f}x |")
+                         f"{g('cli_p50'):.2f}x | {g('cli_p95'):.2f}x | {g('eng_p95'):.2f}x | {g('index_mb'):.1f}x | {g('write_p50'):.2f}x |")
     return "\n".join(lines)
 
 
