@@ -28,8 +28,15 @@ const (
 	// DefaultMaxLag bounds how far the index lags behind a history that
 	// never goes quiet (OpenCode streaming a long turn writes several times
 	// a second): the watcher syncs at least this often while changes keep
-	// coming. A sync of a few changed sessions takes tens of milliseconds.
+	// coming, or every busyShare syncs' time if a sync takes longer.
 	DefaultMaxLag = 5 * time.Second
+	// busyShare bounds the watcher's share of a core while changes keep
+	// coming: the next sync waits at least busyShare times what the last
+	// one took. A sync after a write reads only the sessions written to,
+	// but lists every session: 0.4-0.5 s at 30k sessions, 2.7-4 s at 150k
+	// (docs/benchmarks.md); synced every 5 s, the largest history would
+	// keep half a core busy while OpenCode streams.
+	busyShare = 10
 	// DefaultFirstSyncWait is how long the first sync waits for another
 	// process's writer lock, so a second server on a fresh index answers
 	// once that sync is done rather than from a half-written index. A fresh
@@ -279,7 +286,8 @@ func (s *Service) watch(done chan struct{}) {
 	last := s.eng.SourceFingerprint()
 	// A history locked by a writer leaves a change unread (dirty): the
 	// next poll tries again rather than wait for another change.
-	dirty, dirtySince := s.backgroundSync(ctx, s.cfg.FirstSyncWait), time.Now()
+	dirty, cost := s.backgroundSync(ctx, s.cfg.FirstSyncWait)
+	dirtySince := time.Now()
 	close(s.ready)
 	s.embed()
 	t := time.NewTicker(s.cfg.Poll)
@@ -297,25 +305,31 @@ func (s *Service) watch(done chan struct{}) {
 				dirty, dirtySince = true, time.Now()
 			}
 			last = fp
-			if time.Since(dirtySince) >= s.cfg.MaxLag {
-				dirty = s.backgroundSync(ctx, 0)
+			if time.Since(dirtySince) >= max(s.cfg.MaxLag, busyShare*cost) {
+				dirty, cost = s.backgroundSync(ctx, 0)
 			}
 		case dirty:
-			dirty = s.backgroundSync(ctx, 0)
+			dirty, cost = s.backgroundSync(ctx, 0)
 		}
 	}
 }
 
 // backgroundSync runs one sync for the watcher and reports whether the
-// history was locked (the change is still to be read).
-func (s *Service) backgroundSync(ctx context.Context, lockWait time.Duration) (locked bool) {
+// history was locked (the change is still to be read), and how long it took.
+func (s *Service) backgroundSync(ctx context.Context, lockWait time.Duration) (locked bool, took time.Duration) {
+	// took is the sync's own time (and the test hook's), not the wait for
+	// an embedding batch to yield its turn.
+	start := time.Now()
 	if s.cfg.BeforeSync != nil {
 		s.cfg.BeforeSync(ctx)
 	}
+	hook := time.Since(start)
 	done := s.Turn()
 	defer done()
+	start = time.Now()
+	defer func() { took = hook + time.Since(start) }()
 	if ctx.Err() != nil {
-		return false
+		return false, 0
 	}
 	rep := s.reporter(TaskIndex)
 	res, err := s.eng.Sync(ctx, engine.SyncOptions{LockWait: lockWait,
@@ -330,12 +344,12 @@ func (s *Service) backgroundSync(ctx context.Context, lockWait time.Duration) (l
 				}
 			}
 		}
-		return false
+		return false, 0
 	}
 	s.log.Info("background sync", "idle", res.Idle, "added", res.Added, "updated", res.Updated, "deleted", res.Deleted,
 		"busy", res.Busy, "locked", res.Locked, "replaced", res.Replaced, "ms", res.TookMS)
 	s.Synced(res)
-	return res.Locked
+	return res.Locked, 0
 }
 
 // embed starts a background embedding run when a model is installed; one

@@ -295,6 +295,51 @@ func TestBoundedLagUnderBusyWriter(t *testing.T) {
 	}
 }
 
+// Under continuous writes, a sync that takes long is followed by a longer
+// wait: the watcher's syncs stay a bounded share of a core whatever the
+// history's size (a sync lists every session).
+func TestSlowSyncsArePaced(t *testing.T) {
+	db := copyFixture(t)
+	const poll, maxLag, syncCost = 50 * time.Millisecond, 300 * time.Millisecond, 200 * time.Millisecond
+	eng := openEngine(t, db, nil)
+	var mu sync.Mutex
+	var starts []time.Time
+	s := start(t, eng, Config{Poll: poll, MaxLag: maxLag, BeforeSync: func(context.Context) {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		time.Sleep(syncCost) // a sync of a large history
+	}})
+	if err := s.WaitUntilReady(context.Background(), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	deadline := time.Now().Add(5 * time.Second)
+	for n := 1; time.Now().Before(deadline); n++ {
+		if _, err := w.Exec(`UPDATE session SET title = ?, time_updated = time_updated + 1 WHERE id = ?`,
+			fmt.Sprintf("Paced writer title %d", n), renamed); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(25 * time.Millisecond) // several writes per poll: never quiet
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) < 2 {
+		t.Fatalf("%d syncs in 5 s of continuous writes; want the first and at least one more", len(starts))
+	}
+	for i := 2; i < len(starts); i++ { // the first is the start's; the second follows it by MaxLag
+		if gap := starts[i].Sub(starts[i-1]); gap < busyShare*syncCost-poll {
+			t.Errorf("sync %d began %v after the one before, which took %v: want at least %v between them", i, gap, syncCost, busyShare*syncCost)
+		}
+	}
+	t.Logf("%d syncs in 5 s of continuous writes, each taking %v", len(starts), syncCost)
+}
+
 // NewLock is said once per locked streak, for the watcher's syncs and a
 // door's alike.
 func TestNewLockOncePerStreak(t *testing.T) {
