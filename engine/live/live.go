@@ -28,11 +28,10 @@ const (
 	// DefaultMaxLag bounds how far the index lags behind a history that
 	// never goes quiet (OpenCode streaming a long turn writes several times
 	// a second): the watcher syncs at least this often while changes keep
-	// coming, or every busyShare syncs' time if a sync takes longer.
+	// coming, or less often when a sync takes long (busyShare).
 	DefaultMaxLag = 5 * time.Second
-	// busyShare bounds the watcher's share of a core while changes keep
-	// coming: the next sync waits at least busyShare times what the last
-	// one took. A sync after a write reads only the sessions written to,
+	// busyShare bounds the watcher's share of a core: a sync starts at
+	// least busyShare times the last one's time after that one started. A sync after a write reads only the sessions written to,
 	// but lists every session: 0.4-0.5 s at 30k sessions, 2.7-4 s at 150k
 	// (docs/benchmarks.md); synced every 5 s, the largest history would
 	// keep half a core busy while OpenCode streams.
@@ -279,7 +278,8 @@ func (s *Service) Synced(res engine.SyncResult) {
 // change costs two stats each). A
 // change syncs once the files have stopped changing for one poll (OpenCode
 // writes a turn in bursts), or after MaxLag of continuous changes at the
-// latest.
+// latest, and not until busyShare times the last sync's time after it
+// started (a sync of a large history lists every session).
 func (s *Service) watch(done chan struct{}) {
 	defer close(done)
 	ctx := s.ctx
@@ -287,17 +287,24 @@ func (s *Service) watch(done chan struct{}) {
 	// A history locked by a writer leaves a change unread (dirty): the
 	// next poll tries again rather than wait for another change.
 	dirty, cost := s.backgroundSync(ctx, s.cfg.FirstSyncWait)
-	dirtySince := time.Now()
+	dirtySince, lastEnd := time.Now(), time.Now()
 	close(s.ready)
 	s.embed()
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
+	syncNow := func() {
+		dirty, cost = s.backgroundSync(ctx, 0)
+		lastEnd = time.Now()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		// Paced: a sync waits busyShare-1 times the last one's time after
+		// it ended, whether the history went quiet or not.
+		paced := time.Since(lastEnd) >= (busyShare-1)*cost
 		fp := s.eng.SourceFingerprint()
 		switch {
 		case fp != last:
@@ -305,11 +312,11 @@ func (s *Service) watch(done chan struct{}) {
 				dirty, dirtySince = true, time.Now()
 			}
 			last = fp
-			if time.Since(dirtySince) >= max(s.cfg.MaxLag, busyShare*cost) {
-				dirty, cost = s.backgroundSync(ctx, 0)
+			if time.Since(dirtySince) >= s.cfg.MaxLag && paced {
+				syncNow()
 			}
-		case dirty:
-			dirty, cost = s.backgroundSync(ctx, 0)
+		case dirty && paced:
+			syncNow()
 		}
 	}
 }

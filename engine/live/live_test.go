@@ -229,6 +229,19 @@ func TestWatcherSyncsAChange(t *testing.T) {
 	}
 }
 
+// openCodeConn is a connection like OpenCode's own: WAL, and a busy
+// timeout for the moments a sync reads.
+func openCodeConn(t *testing.T, db string) *sql.DB {
+	t.Helper()
+	w, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	w.SetMaxOpenConns(1)
+	return w
+}
+
 // A history that never goes quiet (OpenCode streaming a long turn) is
 // still synced at least every MaxLag: before, the watcher waited for a
 // quiet poll that never came. (Moved here from lsp: it is the loop's.)
@@ -241,14 +254,7 @@ func TestBoundedLagUnderBusyWriter(t *testing.T) {
 	if err := s.WaitUntilReady(context.Background(), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	// OpenCode's own connection: WAL, and a busy timeout for the moments
-	// a sync reads.
-	w, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.SetMaxOpenConns(1)
+	w := openCodeConn(t, db)
 	var written atomic.Int64
 	stop := make(chan struct{})
 	writerDone := make(chan struct{})
@@ -313,12 +319,7 @@ func TestSlowSyncsArePaced(t *testing.T) {
 	if err := s.WaitUntilReady(context.Background(), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	w, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.SetMaxOpenConns(1)
+	w := openCodeConn(t, db)
 	deadline := time.Now().Add(5 * time.Second)
 	for n := 1; time.Now().Before(deadline); n++ {
 		if _, err := w.Exec(`UPDATE session SET title = ?, time_updated = time_updated + 1 WHERE id = ?`,

@@ -175,6 +175,16 @@ func (tr *tracker) next(step string) source.Stamped {
 	return read
 }
 
+// startTracking opens a copy of a fixture, a writer on it, and a tracker
+// that has made its first (whole) call.
+func startTracking(t *testing.T, fixture string) (*tracker, *writer) {
+	path := copyFixture(t, fixture)
+	tr := &tracker{t: t, s: open(t, path)}
+	w := newWriter(t, path)
+	tr.next("first")
+	return tr, w
+}
+
 // A sync after a write reads only the sessions written to, and its stamps
 // are those of a whole walk, whatever OpenCode wrote: parts streamed in
 // place, new parts and messages, deletions (the newest row's too, whose
@@ -258,11 +268,7 @@ func TestStampsSinceReadOnlyWhatChanged(t *testing.T) {
 // Random writes in OpenCode's manner, several between two calls: the
 // stamps always equal a whole walk's.
 func TestStampsSinceAgreesWithAWholeWalk(t *testing.T) {
-	path := copyFixture(t, "v1")
-	s := open(t, path)
-	w := newWriter(t, path)
-	tr := &tracker{t: t, s: s}
-	tr.next("first")
+	tr, w := startTracking(t, "v1")
 	rnd := rand.New(rand.NewSource(7))
 	walks := 0
 	for i := range 60 {
@@ -340,11 +346,7 @@ func TestStampFormatIsKept(t *testing.T) {
 // appended, one updated in place and the newest removed, each with its
 // session's event.
 func TestStampsSinceFollowsSessionMessages(t *testing.T) {
-	path := copyFixture(t, "v2")
-	s := open(t, path)
-	w := newWriter(t, path)
-	tr := &tracker{t: t, s: s}
-	tr.next("first")
+	tr, w := startTracking(t, "v2")
 	sid := w.one(`SELECT session_id FROM session_message ORDER BY rowid LIMIT 1`)
 	steps := []struct {
 		name  string
