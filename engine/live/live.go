@@ -36,6 +36,9 @@ const (
 	// (docs/benchmarks.md); synced every 5 s, the largest history would
 	// keep half a core busy while OpenCode streams.
 	busyShare = 10
+	// unpacedSync: a sync quicker than this (any history up to a few
+	// thousand sessions) is never followed by a wait.
+	unpacedSync = 100 * time.Millisecond
 	// DefaultFirstSyncWait is how long the first sync waits for another
 	// process's writer lock, so a second server on a fresh index answers
 	// once that sync is done rather than from a half-written index. A fresh
@@ -286,7 +289,9 @@ func (s *Service) watch(done chan struct{}) {
 	last := s.eng.SourceFingerprint()
 	// A history locked by a writer leaves a change unread (dirty): the
 	// next poll tries again rather than wait for another change.
-	dirty, cost := s.backgroundSync(ctx, s.cfg.FirstSyncWait)
+	// The first sync's time paces nothing: it may have built the index.
+	dirty, _ := s.backgroundSync(ctx, s.cfg.FirstSyncWait)
+	var cost time.Duration
 	dirtySince, lastEnd := time.Now(), time.Now()
 	close(s.ready)
 	s.embed()
@@ -295,6 +300,9 @@ func (s *Service) watch(done chan struct{}) {
 	syncNow := func() {
 		dirty, cost = s.backgroundSync(ctx, 0)
 		lastEnd = time.Now()
+		if cost < unpacedSync {
+			cost = 0
+		}
 	}
 	for {
 		select {
