@@ -31,8 +31,9 @@ const (
 	// coming, or less often when a sync takes long (busyShare).
 	DefaultMaxLag = 5 * time.Second
 	// busyShare bounds the watcher's share of a core: a sync starts at
-	// least busyShare times the last one's time after that one started. A sync after a write reads only the sessions written to,
-	// but lists every session: 0.4-0.5 s at 30k sessions, 2.7-4 s at 150k
+	// least busyShare times the last one's time after that one started. A
+	// sync after a write reads only the sessions written to, but lists
+	// every session: 0.4-0.5 s at 30k sessions, 2.7-4 s at 150k
 	// (docs/benchmarks.md); synced every 5 s, the largest history would
 	// keep half a core busy while OpenCode streams.
 	busyShare = 10

@@ -28,9 +28,10 @@ var _ source.ChangeTracker = (*Source)(nil)
 //     row are written in one transaction, and the event's aggregate_id is
 //     the session. Updates in place (a part streamed, a tool finishing, a
 //     compaction marking old parts) and deletions (a revert's clean-up)
-//     all append events. The only writer without events, `opencode import`,
-//     inserts new rows, and its upsert of an existing session bumps the
-//     session row's time_updated, which the stamp holds.
+//     all append events. The one writer without events we know of,
+//     `opencode import`, inserts new rows (found by rowid); an import over
+//     an existing session's rows was not checked and rests on the daily
+//     walk below. The session row's own fields are read whole every sync.
 //   - SQLite gives an inserted row the largest rowid plus one, so rows
 //     inserted since a mark have larger rowids than the mark's largest,
 //     as long as the row that had it is still there (checked).
