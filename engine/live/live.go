@@ -28,15 +28,15 @@ const (
 	// DefaultMaxLag bounds how far the index lags behind a history that
 	// never goes quiet (OpenCode streaming a long turn writes several times
 	// a second): the watcher syncs at least this often while changes keep
-	// coming, or less often when a sync takes long (busyShare).
+	// coming, or less often when a sync takes long (Config.Pace).
 	DefaultMaxLag = 5 * time.Second
-	// busyShare bounds the watcher's share of a core: a sync starts at
-	// least busyShare times the last one's time after that one started. A
+	// DefaultPace bounds the watcher's share of a core: a sync starts at
+	// least DefaultPace times the last one's time after that one started. A
 	// sync after a write reads only the sessions written to, but lists
 	// every session: 0.4-0.5 s at 30k sessions, 2.7-4 s at 150k
 	// (docs/benchmarks.md); synced every 5 s, the largest history would
 	// keep half a core busy while OpenCode streams.
-	busyShare = 10
+	DefaultPace = 10
 	// unpacedSync: a sync quicker than this (any history up to a few
 	// thousand sessions) is never followed by a wait.
 	unpacedSync = 100 * time.Millisecond
@@ -62,8 +62,11 @@ var (
 
 // Config tunes a Service; zero values are the defaults.
 type Config struct {
-	Poll          time.Duration
-	MaxLag        time.Duration
+	Poll   time.Duration
+	MaxLag time.Duration
+	// Pace: a sync that took over 100 ms starts the next no sooner than
+	// Pace times its time after it started (DefaultPace; negative: never).
+	Pace          int
 	FirstSyncWait time.Duration
 	StopWait      time.Duration
 	Logger        *slog.Logger
@@ -139,6 +142,9 @@ type Service struct {
 func New(eng *engine.Engine, cfg Config) *Service {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
+	}
+	if cfg.Pace == 0 {
+		cfg.Pace = DefaultPace
 	}
 	if cfg.MaxLag <= 0 {
 		cfg.MaxLag = DefaultMaxLag
@@ -282,7 +288,7 @@ func (s *Service) Synced(res engine.SyncResult) {
 // change costs two stats each). A
 // change syncs once the files have stopped changing for one poll (OpenCode
 // writes a turn in bursts), or after MaxLag of continuous changes at the
-// latest, and not until busyShare times the last sync's time after it
+// latest, and not until Config.Pace times the last sync's time after it
 // started (a sync of a large history lists every session).
 func (s *Service) watch(done chan struct{}) {
 	defer close(done)
@@ -311,9 +317,9 @@ func (s *Service) watch(done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		// Paced: a sync waits busyShare-1 times the last one's time after
-		// it ended, whether the history went quiet or not.
-		paced := time.Since(lastEnd) >= (busyShare-1)*cost
+		// Paced: a sync waits Pace-1 times the last one's time after it
+		// ended, whether the history went quiet or not.
+		paced := s.cfg.Pace < 0 || time.Since(lastEnd) >= time.Duration(s.cfg.Pace-1)*cost
 		fp := s.eng.SourceFingerprint()
 		switch {
 		case fp != last:
