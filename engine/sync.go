@@ -446,6 +446,12 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		if err := w.ClearSessions(ctx); err != nil {
 			return err
 		}
+		// The index no longer holds what the recorded fingerprint says it
+		// does: a sync cut short after this commits must not find the
+		// history unchanged and stop there.
+		if err := w.DeleteMeta(ctx, "source_fingerprint"); err != nil {
+			return err
+		}
 		res.Deleted = len(gone)
 	} else {
 		for _, id := range gone {

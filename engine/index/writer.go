@@ -157,10 +157,6 @@ func (w *Writer) ClearSessions(ctx context.Context) error {
 		`DELETE FROM sessions`,
 		`DELETE FROM vocab`,
 		`UPDATE meta SET value = '0' WHERE key = 'doc_count'`,
-		// The index no longer holds what the recorded fingerprint says it
-		// does: a sync cut short after this commits must not find the
-		// history unchanged and stop there.
-		`DELETE FROM meta WHERE key = 'source_fingerprint'`,
 	} {
 		if _, err := w.tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("clear the index's sessions: %w", err)
@@ -168,6 +164,14 @@ func (w *Writer) ClearSessions(ctx context.Context) error {
 	}
 	clear(w.vocab)
 	w.docs, w.drops = 0, false
+	return nil
+}
+
+// DeleteMeta removes a meta value in the write's transaction.
+func (w *Writer) DeleteMeta(ctx context.Context, key string) error {
+	if _, err := w.tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("write index meta: %w", err)
+	}
 	return nil
 }
 
