@@ -64,3 +64,47 @@ func TestLongTokens(t *testing.T) {
 		t.Errorf("a long path: overlong %v", Overlong(path))
 	}
 }
+
+// plainWord's fast path emits exactly what splitting would: a word it
+// takes is one piece, the word itself.
+func TestPlainWordsAreOnePiece(t *testing.T) {
+	words := []string{"", "a", "Z", "error", "Error", "E0502", "v5", "sha256", "2024", "x9Y", "HTTP", "isPending", "ErrEmailTaken",
+		"HTTPServer", "Café", "naïve", "日本", "a_b", "a.b", "ID", "Id", "iD", strings.Repeat("w", MaxTokenLen+1)}
+	for _, w := range words {
+		parts := splitParts(w)
+		one := len(parts) == 1 && parts[0].text == w && parts[0].start == 0
+		if plainWord(w) && !one {
+			t.Errorf("plainWord(%q) = true, but it splits into %v", w, parts)
+		}
+	}
+	for _, w := range []string{"error", "Error", "E0502", "v5", "sha256"} {
+		if !plainWord(w) {
+			t.Errorf("plainWord(%q) = false; want the fast path for it", w)
+		}
+	}
+}
+
+func FuzzPlainWord(f *testing.F) {
+	for _, s := range []string{"error", "Error", "E0502", "HTTPServer", "x9Y", "Café"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		if !plainWord(w) {
+			return
+		}
+		if parts := splitParts(w); len(parts) != 1 || parts[0].text != w {
+			t.Fatalf("plainWord(%q) = true, but it splits into %v", w, parts)
+		}
+	})
+}
+
+// BenchmarkEach tokenizes prose and code the way a history holds them.
+func BenchmarkEach(b *testing.B) {
+	text := strings.Repeat("The handler returned ErrEmailTaken when DB_MAX_OPEN_CONNS was 14; see etl/redact.py and os.ReadFile. "+
+		"We retried with exponential backoff and full jitter, then the pool stopped timing out. ", 50)
+	b.SetBytes(int64(len(text)))
+	for i := 0; i < b.N; i++ {
+		n := 0
+		Each(text, func(Token) { n++ })
+	}
+}
