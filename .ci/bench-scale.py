@@ -178,7 +178,8 @@ def write_docs(text):
 def main():
     run(["make", "-s", "build"], cwd=REPO)
     rows = [measure(n) for n in SIZES]
-    text = f"Measured by `make bench SCALE=1` on {machine()}; CLI figures are whole processes, {COUNT} rounds of the {len(queries())} public queries.\n\n" + table(rows)
+    mode = "SCALE=" + (os.environ.get("SCALE") or "1")
+    text = f"Measured by `make bench {mode}` on {machine()}; CLI figures are whole processes, {COUNT} rounds of the {len(queries())} public queries.\n\n" + table(rows)
     print()
     print(text)
     write_docs(text)
