@@ -660,8 +660,12 @@ function recallLogs() {
       await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
       await page.keyboard.type(`${r.startLine}:2`, { delay: 20 });
       await page.keyboard.press('Enter');
-      const link = page.locator('.monaco-hover a', { hasText: 'Open the transcript at that message' }).first();
-      await showHover(page, link, 4, `no blame hover link on line ${r.startLine}`);
+      // The link of this line's hover, the one naming its session: with the
+      // pointer resting on another blamed line, that line's hover (and its
+      // link to another session) can show too (a CI run clicked it).
+      await page.mouse.move(0, 0);
+      const link = page.locator('.monaco-hover', { hasText: r.title }).locator('a', { hasText: 'Open the transcript at that message' }).first();
+      await showHover(page, link, 4, `no blame hover link naming "${r.title}" on line ${r.startLine}`);
       // The transcript at that message: its heading in view (the title line may be scrolled away;
       // Monaco shows spaces as NBSP, which \s matches).
       // The hover can close between showing the link and the click landing
@@ -673,7 +677,7 @@ function recallLogs() {
             return;
           } catch (e) {
             if (i >= 4) throw new Error(`the blame hover's link on line ${r.startLine} closed before it could be clicked, ${i} times: ${e.message}`);
-            await showHover(page, link, 4, `no blame hover link on line ${r.startLine}`);
+            await showHover(page, link, 4, `no blame hover link naming "${r.title}" on line ${r.startLine}`);
           }
         }
       };
