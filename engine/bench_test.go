@@ -126,9 +126,12 @@ func BenchmarkIdleSync(b *testing.B) {
 
 // BenchmarkSyncAfterWrite is the sync that follows each write OpenCode
 // makes while a turn streams: one part updated and its event appended, as
-// OpenCode's projector does, in a different session each time. The write
-// is made between the timed syncs; it changes the benchmark history's copy
-// (part times and events only: nothing the index holds).
+// OpenCode's projector does, in a different session each time (the same
+// sequence of sessions every run). The write is made between the timed
+// syncs; it changes the benchmark history's copy (part times and events
+// only), and each sync rewrites that session's documents in the index,
+// which leaves the index slower for a search benchmark run after it
+// (docs/benchmarks.md, "The index slows down as syncs re-read sessions").
 func BenchmarkSyncAfterWrite(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()

@@ -349,9 +349,9 @@ func (s *Service) backgroundSync(ctx context.Context, lockWait time.Duration) (l
 	done := s.Turn()
 	defer done()
 	start = time.Now()
-	defer func() { took = hook + time.Since(start) }()
+	since := func() time.Duration { return hook + time.Since(start) }
 	if ctx.Err() != nil {
-		return false, 0
+		return false, since()
 	}
 	rep := s.reporter(TaskIndex)
 	res, err := s.eng.Sync(ctx, engine.SyncOptions{LockWait: lockWait,
@@ -366,12 +366,12 @@ func (s *Service) backgroundSync(ctx context.Context, lockWait time.Duration) (l
 				}
 			}
 		}
-		return false, 0
+		return false, since()
 	}
 	s.log.Info("background sync", "idle", res.Idle, "added", res.Added, "updated", res.Updated, "deleted", res.Deleted,
 		"busy", res.Busy, "locked", res.Locked, "replaced", res.Replaced, "ms", res.TookMS)
 	s.Synced(res)
-	return res.Locked, 0
+	return res.Locked, since()
 }
 
 // embed starts a background embedding run when a model is installed; one
