@@ -468,9 +468,15 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		_, existed := indexed[s.ID]
+		stamp, existed := indexed[s.ID]
 		if existed && !clearAll {
-			if err := w.DeleteSession(ctx, s.ID); err != nil {
+			// A session written under this configuration keeps the
+			// documents it writes again unchanged (Writer.RereadSession).
+			drop := w.DeleteSession
+			if strings.HasSuffix(stamp, cfg) {
+				drop = w.RereadSession
+			}
+			if err := drop(ctx, s.ID); err != nil {
 				return err
 			}
 		}

@@ -365,3 +365,187 @@ func TestRereadOfMostSessionsClearsTheIndex(t *testing.T) {
 		t.Errorf("sync after the forced re-read: %+v %v; want idle", r, err)
 	}
 }
+
+// A sync after a write re-reads the whole session but keeps what it
+// writes again unchanged: each unchanged document keeps its row, its
+// full-text entry and its vector; the edited part's document and the old
+// title's are replaced, and the full-text index holds no entry for them.
+// The index still equals a rebuild.
+func TestRereadKeepsUnchangedDocuments(t *testing.T) {
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "kept.db"))
+	ctx := context.Background()
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var sid, partID string
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Fix invoice%'`).Scan(&sid)
+	w.QueryRow(`SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1`, sid).Scan(&partID)
+	if sid == "" || partID == "" {
+		t.Fatal("fixture session not found")
+	}
+	raw := rawIndex(t, e)
+	docsOf := func() map[string]int64 {
+		t.Helper()
+		rows, err := raw.Query(`SELECT rid, kind, part_id, message_id FROM docs WHERE session_id = ?`, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int64{}
+		for rows.Next() {
+			var rid int64
+			var kind, part, msg string
+			rows.Scan(&rid, &kind, &part, &msg)
+			out[kind+"/"+part+"/"+msg] = rid
+		}
+		return out
+	}
+	ftsRows := func() map[int64]bool {
+		t.Helper()
+		rows, err := raw.Query(`SELECT rowid FROM docs_fts`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[int64]bool{}
+		for rows.Next() {
+			var rid int64
+			rows.Scan(&rid)
+			out[rid] = true
+		}
+		return out
+	}
+	before := docsOf()
+	if len(before) < 4 {
+		t.Fatalf("the session has %d documents; the test needs several", len(before))
+	}
+	// A vector for each document, as `recall embed` would have stored.
+	for _, rid := range before {
+		if _, err := raw.Exec(`INSERT INTO doc_vectors(doc_rid, hash) VALUES (?, x'00')`, rid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Exec(`UPDATE part SET data = json_set(data, '$.text', 'PLUMCOT wholly rewritten words'), time_updated = time_updated + 1 WHERE id = ?`, partID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`UPDATE session SET title = 'Renamed QUINCEBERRY', time_updated = time_updated + 1 WHERE id = ?`, sid); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Sync(ctx, SyncOptions{}); err != nil || r.Updated != 1 {
+		t.Fatalf("sync: %+v %v", r, err)
+	}
+	after := docsOf()
+	fts := ftsRows()
+	kept, replaced := 0, 0
+	for key, rid := range before {
+		changed := strings.HasPrefix(key, "title/") || strings.Contains(key, "/"+partID+"/")
+		now, ok := after[key]
+		var vec int
+		raw.QueryRow(`SELECT count(*) FROM doc_vectors WHERE doc_rid = ?`, rid).Scan(&vec)
+		switch {
+		case changed:
+			replaced++
+			if ok && now == rid {
+				t.Errorf("document %s was rewritten but kept its row %d", key, rid)
+			}
+			if fts[rid] {
+				t.Errorf("the full-text index still holds the replaced document %s (row %d)", key, rid)
+			}
+		case !ok || now != rid:
+			t.Errorf("unchanged document %s moved from row %d to %d", key, rid, now)
+		case !fts[rid]:
+			t.Errorf("unchanged document %s (row %d) lost its full-text entry", key, rid)
+		case vec != 1:
+			t.Errorf("unchanged document %s (row %d) lost its vector", key, rid)
+		default:
+			kept++
+		}
+	}
+	if replaced != 2 || kept == 0 {
+		t.Errorf("%d documents replaced (want the title's and the part's) and %d kept", replaced, kept)
+	}
+	var docs int
+	raw.QueryRow(`SELECT count(*) FROM docs`).Scan(&docs)
+	if len(fts) != docs {
+		t.Errorf("the full-text index holds %d rows for %d documents", len(fts), docs)
+	}
+	for _, q := range []string{"PLUMCOT", "QUINCEBERRY"} {
+		if hits := search(t, e, q).Hits; len(hits) == 0 || hits[0].SessionID != sid {
+			t.Errorf("%s: the rewritten text is not found: %+v", q, hits)
+		}
+	}
+	fresh := openAt(t, db, filepath.Join(t.TempDir(), "fresh.db"))
+	if got, want := dumpIndex(t, e), dumpIndex(t, fresh); got != want {
+		t.Errorf("kept index differs from a rebuild:\n%s", firstDiff(got, want))
+	}
+}
+
+// A session last written under another configuration (here, before a
+// redaction pattern was added) is written anew when it is re-read, never
+// kept document by document: the text compared is the history's, before
+// redaction, so keeping by it would leave the old, unredacted terms in the
+// full-text index. Every other session's stamp is made to claim the new
+// configuration, so the sync re-reads this one alone instead of clearing
+// the index.
+func TestRereadUnderAnotherConfigRewritesTheSession(t *testing.T) {
+	db := fixture(t, "v1")
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var sid, partID string
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Fix invoice%'`).Scan(&sid)
+	w.QueryRow(`SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1`, sid).Scan(&partID)
+	if sid == "" || partID == "" {
+		t.Fatal("fixture session not found")
+	}
+	if _, err := w.Exec(`UPDATE part SET data = json_set(data, '$.text', json_extract(data, '$.text') || ' key PLUMSECRET4417') WHERE id = ?`, partID); err != nil {
+		t.Fatal(err)
+	}
+	ix := filepath.Join(t.TempDir(), "i.db")
+	e := openAt(t, db, ix)
+	raw := rawIndex(t, e)
+	secretRows := func() int {
+		t.Helper()
+		var n int
+		if err := raw.QueryRow(`SELECT count(*) FROM docs_fts WHERE docs_fts MATCH '"plumsecret4417"'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if secretRows() == 0 {
+		t.Fatal("before the pattern, the word is indexed")
+	}
+	e.Close()
+	ctx := context.Background()
+	cfg := &config.Config{Redact: map[string]string{"plum": `PLUMSECRET[0-9]+`}}
+	e2, err := Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	var stamp string
+	raw.QueryRow(`SELECT stamp FROM sessions WHERE id = ?`, sid).Scan(&stamp)
+	_, old, ok := strings.Cut(stamp, "|config:")
+	if !ok {
+		t.Fatalf("stamp %q carries no configuration", stamp)
+	}
+	old, _, _ = strings.Cut(old, "|")
+	if _, err := raw.Exec(`UPDATE sessions SET stamp = replace(stamp, ?, ?) WHERE id <> ?`, "|config:"+old, "|config:"+e2.config.Hash(), sid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`UPDATE part SET time_updated = time_updated + 1 WHERE id = ?`, partID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e2.Sync(ctx, SyncOptions{})
+	if err != nil || r.Updated != 1 {
+		t.Fatalf("the sync should re-read the one session: %+v %v", r, err)
+	}
+	if n := secretRows(); n != 0 {
+		t.Errorf("the redacted word is still in the full-text index (%d rows)", n)
+	}
+}

@@ -2,8 +2,11 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/recallhq/recall/engine/model"
@@ -40,9 +43,12 @@ type Writer struct {
 	seen  map[string]struct{} // scratch: distinct terms of one document
 	prep  *Preparer           // for what the writer prepares itself
 	docs  int                 // documents added less removed, flushed on Commit
-	drops bool                // some df went down: terms may have reached 0
 
-	insMsg, insPart, insDoc, insFTS, insTouch, insSession *sql.Stmt
+	// reuse holds the documents of the session being re-read
+	// (RereadSession) that are not yet written again.
+	reuse map[docKey][]int64
+
+	insMsg, insPart, insDoc, updDoc, insFTS, insTouch, insSession *sql.Stmt
 }
 
 // BeginWrite starts a write transaction.
@@ -67,6 +73,8 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	w.insDoc = prep(`INSERT INTO docs(part_rid, session_id, root_id, message_id, part_id, msg_ord, kind, role, tool, synthetic, time, directory, text)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	w.updDoc = prep(`UPDATE docs SET part_rid = ?, session_id = ?, root_id = ?, message_id = ?, part_id = ?, msg_ord = ?, kind = ?, role = ?, tool = ?,
+		synthetic = ?, time = ?, directory = ?, text = ? WHERE rid = ?`)
 	w.insFTS = prep(`INSERT INTO docs_fts(rowid, body) VALUES (?, ?)`)
 	w.insTouch = prep(`INSERT INTO file_touches(path, session_id, root_id, time) VALUES (?,?,?,?)
 		ON CONFLICT(path, session_id) DO UPDATE SET time = max(time, excluded.time)`)
@@ -92,6 +100,11 @@ func (w *Writer) Commit(ctx context.Context) error {
 			w.tx.Rollback()
 			return fmt.Errorf("update vocabulary: %w", err)
 		}
+		// Only a term whose count went down can have reached 0: deleting
+		// those by key instead of scanning the whole vocabulary for counts
+		// of 0 keeps a sync after a write from paying for every term of
+		// the history.
+		var gone *sql.Stmt
 		for term, d := range w.vocab {
 			if d == 0 {
 				continue
@@ -100,11 +113,16 @@ func (w *Writer) Commit(ctx context.Context) error {
 				w.tx.Rollback()
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
-		}
-		// Only a delete lowers a count: scanning the whole vocabulary on
-		// every commit of a cold sync made it grow faster than the history.
-		if w.drops {
-			if _, err := w.tx.ExecContext(ctx, `DELETE FROM vocab WHERE df <= 0`); err != nil {
+			if d > 0 {
+				continue
+			}
+			if gone == nil {
+				if gone, err = w.tx.PrepareContext(ctx, `DELETE FROM vocab WHERE term = ? AND df <= 0`); err != nil {
+					w.tx.Rollback()
+					return fmt.Errorf("update vocabulary: %w", err)
+				}
+			}
+			if _, err := gone.ExecContext(ctx, term); err != nil {
 				w.tx.Rollback()
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
@@ -163,7 +181,7 @@ func (w *Writer) ClearSessions(ctx context.Context) error {
 		}
 	}
 	clear(w.vocab)
-	w.docs, w.drops = 0, false
+	w.docs, w.reuse = 0, nil
 	return nil
 }
 
@@ -177,49 +195,99 @@ func (w *Writer) DeleteMeta(ctx context.Context, key string) error {
 
 // DeleteSession removes a session's rows, documents and vocabulary counts.
 func (w *Writer) DeleteSession(ctx context.Context, id string) error {
-	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, coalesce(p.kind,''), d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
+	old, err := w.sessionDocs(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, d := range old {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, d.rid); err != nil {
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+	}
+	if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	return w.deleteSessionRows(ctx, id)
+}
+
+// RereadSession starts writing a session again, as DeleteSession would
+// clear it, except that its documents stay until PutSession ends the
+// session: one written again with the same text keeps its row, its place
+// in the full-text index and its vector, and only those not written again
+// are deleted then. A sync after a write re-reads a whole session for a
+// streamed turn's last parts or a new title; deleting and re-adding every
+// document left a tombstone in the full-text segment that held each one
+// and a new segment per sync, and searches slowed by a third within 64
+// such syncs on the 845k-part history (docs/benchmarks.md).
+//
+// Only for documents written under the same configuration (excluded
+// directories, redaction): the text compared is re-derived from the
+// stored part under the current one, which is what the full-text index
+// holds only if nothing changed how it was redacted.
+func (w *Writer) RereadSession(ctx context.Context, id string) error {
+	old, err := w.sessionDocs(ctx, id)
+	if err != nil {
+		return err
+	}
+	w.reuse = make(map[docKey][]int64, len(old))
+	for _, d := range old {
+		k := keyOf(d.kind, d.partID, d.msgID, d.text)
+		w.reuse[k] = append(w.reuse[k], d.rid)
+	}
+	return w.deleteSessionRows(ctx, id)
+}
+
+// oldDoc is a document of the index as a re-read or delete finds it.
+type oldDoc struct {
+	rid                 int64
+	kind, partID, msgID string
+	text                string // what it was indexed from (before redaction)
+}
+
+// sessionDocs lists a session's documents with the text each was indexed
+// from, and takes their terms out of the vocabulary and their count out of
+// the document count.
+func (w *Writer) sessionDocs(ctx context.Context, id string) ([]oldDoc, error) {
+	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, d.part_id, d.message_id, coalesce(p.kind,''), d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
 		coalesce(p.input,''), coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
 		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.session_id = ?`, id)
 	if err != nil {
-		return fmt.Errorf("delete session %s: %w", id, err)
+		return nil, fmt.Errorf("read session %s's documents: %w", id, err)
 	}
-	var rids []int64
+	defer rows.Close()
+	var out []oldDoc
 	for rows.Next() {
-		var rid int64
-		var kind, partKind, dtext, text, tool, title, input, output, errText, paths string
-		if err := rows.Scan(&rid, &kind, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
-			rows.Close()
-			return err
+		var d oldDoc
+		var partKind, dtext, text, tool, title, input, output, errText, paths string
+		if err := rows.Scan(&d.rid, &d.kind, &d.partID, &d.msgID, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+			return nil, err
 		}
-		rids = append(rids, rid)
-		// Re-derive the document's text exactly as PutMessage did, to take
-		// its terms back out of the vocabulary.
-		body := dtext
-		if body == "" {
+		// Re-derive the document's text exactly as PutMessage did.
+		d.text = dtext
+		if d.text == "" {
 			p := storedPart{Part: model.Part{Kind: model.Kind(partKind), Text: text, Tool: tool, Title: title, Input: input, Output: output, Error: errText}}
 			if paths != "" {
 				p.Paths = strings.Split(paths, "\n")
 			}
-			for _, d := range partDocs(&p) {
-				if d.kind == model.Kind(kind) {
-					body = d.text
+			for _, s := range partDocs(&p) {
+				if s.kind == model.Kind(d.kind) {
+					d.text = s.text
 				}
 			}
 		}
-		w.countTerms(w.ix.IndexedText(body), -1)
+		w.countTerms(w.ix.IndexedText(d.text), -1)
+		out = append(out, d)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	w.docs -= len(rids)
-	for _, rid := range rids {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, rid); err != nil {
-			return fmt.Errorf("delete session %s: %w", id, err)
-		}
-	}
+	w.docs -= len(out)
+	return out, nil
+}
+
+// deleteSessionRows removes a session's rows other than its documents.
+func (w *Writer) deleteSessionRows(ctx context.Context, id string) error {
 	for _, q := range []string{
-		`DELETE FROM docs WHERE session_id = ?`,
 		`DELETE FROM parts WHERE session_id = ?`,
 		`DELETE FROM messages WHERE session_id = ?`,
 		`DELETE FROM file_touches WHERE session_id = ?`,
@@ -232,6 +300,40 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 	return nil
 }
 
+// endReread deletes the documents of a re-read session (RereadSession)
+// that were not written again.
+func (w *Writer) endReread(ctx context.Context, id string) error {
+	for _, rids := range w.reuse {
+		for _, rid := range rids {
+			if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, rid); err != nil {
+				return fmt.Errorf("index session %s: %w", id, err)
+			}
+			if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs WHERE rid = ?`, rid); err != nil {
+				return fmt.Errorf("index session %s: %w", id, err)
+			}
+		}
+	}
+	w.reuse = nil
+	return nil
+}
+
+// docKey identifies a document by what it was indexed from: its kind, its
+// part and message, and a SHA-256 of its text.
+type docKey [sha256.Size]byte
+
+func keyOf(kind, partID, msgID, text string) docKey {
+	h := sha256.New()
+	for _, s := range []string{kind, partID, msgID, text} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		io.WriteString(h, s)
+	}
+	var k docKey
+	h.Sum(k[:0])
+	return k
+}
+
 // countTerms adjusts document frequencies for the distinct terms of text.
 func (w *Writer) countTerms(text string, delta int) {
 	clear(w.seen)
@@ -241,12 +343,28 @@ func (w *Writer) countTerms(text string, delta int) {
 			w.vocab[t.Text] += delta
 		}
 	})
-	if delta < 0 {
-		w.drops = true
-	}
 }
 
 func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText string, d preparedDoc) error {
+	w.docs++
+	for _, term := range d.terms {
+		w.vocab[term]++
+	}
+	if w.reuse != nil {
+		k := keyOf(string(kind), partID, msgID, d.src)
+		if rids := w.reuse[k]; len(rids) > 0 {
+			// Written again unchanged: the full-text index holds it already.
+			if len(rids) == 1 {
+				delete(w.reuse, k)
+			} else {
+				w.reuse[k] = rids[1:]
+			}
+			if _, err := w.updDoc.ExecContext(ctx, partRID, s.ID, root, msgID, partID, msgOrd, string(kind), role, tool, b2i(synthetic), t, s.Directory, storeText, rids[0]); err != nil {
+				return fmt.Errorf("index document: %w", err)
+			}
+			return nil
+		}
+	}
 	res, err := w.insDoc.ExecContext(ctx, partRID, s.ID, root, msgID, partID, msgOrd, string(kind), role, tool, b2i(synthetic), t, s.Directory, storeText)
 	if err != nil {
 		return fmt.Errorf("index document: %w", err)
@@ -255,10 +373,6 @@ func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, ro
 	if _, err := w.insFTS.ExecContext(ctx, rid, d.body); err != nil {
 		return fmt.Errorf("index document: %w", err)
 	}
-	for _, term := range d.terms {
-		w.vocab[term]++
-	}
-	w.docs++
 	return nil
 }
 
@@ -295,6 +409,7 @@ type preparedPart struct {
 
 type preparedDoc struct {
 	kind  model.Kind
+	src   string   // the text it is indexed from (before redaction)
 	body  string   // the FTS token stream
 	terms []string // its distinct terms, for the vocabulary (nil: a batching Preparer counted them)
 }
@@ -363,8 +478,8 @@ func (pr *Preparer) Prepare(m *model.Message) *PreparedMessage {
 
 // doc renders a document's FTS token stream from its redacted text and
 // lists its distinct terms, in one pass over the text.
-func (pr *Preparer) doc(kind model.Kind, text string) preparedDoc {
-	text = pr.ix.IndexedText(text)
+func (pr *Preparer) doc(kind model.Kind, src string) preparedDoc {
+	text := pr.ix.IndexedText(src)
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/4)
 	clear(pr.seen)
@@ -381,7 +496,7 @@ func (pr *Preparer) doc(kind model.Kind, text string) preparedDoc {
 			}
 		}
 	})
-	return preparedDoc{kind: kind, body: b.String(), terms: terms}
+	return preparedDoc{kind: kind, src: src, body: b.String(), terms: terms}
 }
 
 // SessionCounts accumulates a session's listing counts while its messages
@@ -476,7 +591,12 @@ func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionM
 		return fmt.Errorf("index session %s: %w", s.ID, err)
 	}
 	if strings.TrimSpace(s.Title) != "" {
-		return w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, w.prep.doc(model.KindTitle, s.Title))
+		if err := w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, w.prep.doc(model.KindTitle, s.Title)); err != nil {
+			return err
+		}
+	}
+	if w.reuse != nil {
+		return w.endReread(ctx, s.ID)
 	}
 	return nil
 }
