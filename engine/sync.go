@@ -353,6 +353,9 @@ func (sh *shard) syncFingerprint() string {
 }
 
 func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {
+	if err := sh.ix.AddMissingIndexes(ctx); err != nil {
+		return err
+	}
 	sessions, err := src.Sessions(ctx)
 	if err != nil {
 		return err

@@ -549,3 +549,48 @@ func TestRereadUnderAnotherConfigRewritesTheSession(t *testing.T) {
 		t.Errorf("the redacted word is still in the full-text index (%d rows)", n)
 	}
 }
+
+// An index made before file_touches was indexed by session gains that
+// index at its next sync, so a re-read or deleted session's file touches
+// are found by key, not by a scan of every touch.
+func TestSyncAddsMissingIndexes(t *testing.T) {
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "i.db"))
+	raw := rawIndex(t, e)
+	plan := func() string {
+		t.Helper()
+		var id, parent, notused int
+		var detail string
+		// EXPLAIN alone does not notice another connection's schema change.
+		if err := raw.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.QueryRow(`EXPLAIN QUERY PLAN DELETE FROM file_touches WHERE session_id = 'x'`).Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		return detail
+	}
+	if p := plan(); !strings.Contains(p, "file_touches_session") {
+		t.Fatalf("a new index deletes a session's touches by %q", p)
+	}
+	if _, err := raw.Exec(`DROP INDEX file_touches_session`); err != nil {
+		t.Fatal(err)
+	}
+	if p := plan(); !strings.HasPrefix(p, "SCAN") {
+		t.Fatalf("without the index the plan is %q; the test proves nothing", p)
+	}
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Exec(`UPDATE session SET title = title || ' (renamed)' WHERE id = (SELECT id FROM session ORDER BY id LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Sync(context.Background(), SyncOptions{}); err != nil || r.Updated != 1 {
+		t.Fatalf("sync: %+v %v", r, err)
+	}
+	if p := plan(); !strings.Contains(p, "file_touches_session") {
+		t.Errorf("after a sync the plan is still %q", p)
+	}
+}
