@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -430,26 +429,24 @@ func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
 			return nil, describeDBError(s.dbPath, err)
 		}
 		out = make([]model.Session, 0, n)
-		// One packed column a row (packed): the driver's cost per column
-		// fetched was most of listing 30k sessions, which a sync does after
-		// every write.
-		rows, err := s.db.QueryContext(ctx, `SELECT `+packed(sessionCols)+` FROM session`)
+		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(parent_id,''), coalesce(project_id,''),
+			coalesce(directory,''), coalesce(title,''), coalesce(slug,''), coalesce(agent,''), coalesce(version,''),
+			coalesce(time_created,0), coalesce(time_updated,0), coalesce(time_archived,0), coalesce(revert,'')
+			FROM session`)
 		if err != nil {
 			return nil, describeDBError(s.dbPath, err)
 		}
 		defer rows.Close()
-		f := make([]string, len(sessionCols))
 		for rows.Next() {
-			var row string
-			if err := rows.Scan(&row); err != nil {
+			var ss model.Session
+			var revert string
+			if err := rows.Scan(&ss.ID, &ss.ParentID, &ss.ProjectID, &ss.Directory, &ss.Title, &ss.Slug,
+				&ss.Agent, &ss.Version, &ss.Created, &ss.Updated, &ss.Archived, &revert); err != nil {
 				s.warn("session row", err.Error())
 				continue
 			}
-			ss, ok := sessionRow(row, f)
-			if !ok {
-				s.warn("session row", "malformed")
-				continue
-			}
+			ss.RevertMsgID = revertMessageID(revert)
+			ss.Era = EraV1
 			out = append(out, ss)
 		}
 		if err := rows.Err(); err != nil {
@@ -477,78 +474,6 @@ func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
 		}
 	}
 	return out, nil
-}
-
-// sessionCols are the session table's columns Sessions reads, in the
-// order sessionRow takes them.
-var sessionCols = []string{"id", "coalesce(parent_id,'')", "coalesce(project_id,'')", "coalesce(directory,'')",
-	"coalesce(title,'')", "coalesce(slug,'')", "coalesce(agent,'')", "coalesce(version,'')",
-	"coalesce(time_created,0)", "coalesce(time_updated,0)", "coalesce(time_archived,0)", "coalesce(revert,'')"}
-
-// sessionRow reads a session from its packed row; f is scratch of
-// len(sessionCols).
-func sessionRow(row string, f []string) (model.Session, bool) {
-	if !unpack(row, f) {
-		return model.Session{}, false
-	}
-	ss := model.Session{ID: f[0], ParentID: f[1], ProjectID: f[2], Directory: f[3], Title: f[4], Slug: f[5],
-		Agent: f[6], Version: f[7], Era: EraV1}
-	var ok1, ok2, ok3 bool
-	ss.Created, ok1 = packedInt(f[8])
-	ss.Updated, ok2 = packedInt(f[9])
-	ss.Archived, ok3 = packedInt(f[10])
-	ss.RevertMsgID = revertMessageID(f[11])
-	return ss, ok1 && ok2 && ok3
-}
-
-// packed is an SQL expression that renders the columns cols as one text:
-// each value's length in bytes, a colon, and the value. Reading one column
-// a row instead of several spares the driver's cost per column (each takes
-// the connection's mutex twice and converts), which on the 845k-part
-// history was two thirds of listing the sessions.
-func packed(cols []string) string {
-	var b strings.Builder
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(" || ")
-		}
-		fmt.Fprintf(&b, "octet_length(%s) || ':' || %s", c, c)
-	}
-	return b.String()
-}
-
-// unpack splits a packed row (packed) into f, reporting whether it held
-// exactly len(f) values.
-func unpack(row string, f []string) bool {
-	for i := range f {
-		colon := strings.IndexByte(row, ':')
-		if colon <= 0 || colon > 1 && row[0] == '0' {
-			return false
-		}
-		n := 0
-		for _, c := range []byte(row[:colon]) {
-			if c < '0' || c > '9' || n > len(row) {
-				return false
-			}
-			n = n*10 + int(c-'0')
-		}
-		if n > len(row)-colon-1 {
-			return false
-		}
-		f[i] = row[colon+1 : colon+1+n]
-		row = row[colon+1+n:]
-	}
-	return row == ""
-}
-
-// packedInt reads an integer column's packed text; a REAL (a time some
-// writer stored as one) is truncated to its whole part.
-func packedInt(s string) (int64, bool) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, true
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	return int64(f), err == nil
 }
 
 // markV2 sets Era for sessions whose messages live in session_message.

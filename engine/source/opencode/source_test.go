@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -391,74 +390,4 @@ func TestMissingHistory(t *testing.T) {
 	if len(names) != 0 {
 		t.Errorf("opening a missing history made %v", names)
 	}
-}
-
-// Sessions reads each row packed into one text (packed): a field holding
-// what the packing uses (colons, digits, its separator's look-alikes),
-// text beyond ASCII, a NULL, empty values come back exactly, and a
-// time stored as a REAL is read, not skipped.
-func TestSessionsReadPackedRowsExactly(t *testing.T) {
-	path := copyFixture(t, "v1")
-	sid := readManifest(t, "v1").id(t, "L1")
-	titles := map[string]string{
-		"12:34": "3:abc:", "": "", "ünïcødé — 日本語 🚀": "a\nb\x1fc\x00d", "::::": "9999999999:",
-	}
-	withDB(t, path, func(db *sql.DB) {
-		i := 0
-		for title, slug := range titles {
-			id := fmt.Sprintf("ses_packed%02d", i)
-			i++
-			if _, err := db.Exec(`INSERT INTO session SELECT ?, project_id, workspace_id, NULL, ?, '', path, ?,
-				version, share_url, summary_additions, summary_deletions, summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
-				tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent, model, 1733000000123.0, time_updated,
-				time_compacting, time_archived FROM session WHERE id = ?`, id, slug, title, sid); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
-	s := open(t, path)
-	got := byID(t, s)
-	for i := 0; i < len(titles); i++ {
-		id := fmt.Sprintf("ses_packed%02d", i)
-		ss, ok := got[id]
-		if !ok {
-			t.Errorf("session %s not listed", id)
-			continue
-		}
-		if titles[ss.Title] != ss.Slug {
-			t.Errorf("session %s read as title %q slug %q", id, ss.Title, ss.Slug)
-		}
-		if ss.Directory != "" || ss.ParentID != "" {
-			t.Errorf("session %s: an empty directory and a NULL parent read as %q, %q", id, ss.Directory, ss.ParentID)
-		}
-		if ss.Created != 1733000000123 {
-			t.Errorf("session %s: a REAL time_created read as %d", id, ss.Created)
-		}
-	}
-	if n, _ := s.Skipped(); n != 0 {
-		t.Errorf("%d rows skipped", n)
-	}
-}
-
-func FuzzUnpack(f *testing.F) {
-	f.Add("3:abc0:1:x", 3)
-	f.Add("99:x", 1)
-	f.Add("-1:", 1)
-	f.Fuzz(func(t *testing.T, row string, n int) {
-		if n < 0 || n > 16 {
-			return
-		}
-		fs := make([]string, n)
-		if !unpack(row, fs) {
-			return
-		}
-		// What unpacks packs back to the same row.
-		var b strings.Builder
-		for _, v := range fs {
-			fmt.Fprintf(&b, "%d:%s", len(v), v)
-		}
-		if b.String() != row {
-			t.Errorf("unpack(%q) = %q, which packs to %q", row, fs, b.String())
-		}
-	})
 }
