@@ -130,9 +130,8 @@ func BenchmarkIdleSync(b *testing.B) {
 // sequence of sessions every run). The write is made between the timed
 // syncs; it changes the benchmark history's copy (a part's time and text,
 // and events), and each sync replaces the changed part's document in the
-// index, which leaves a little more for a search benchmark run after it to
-// skip (docs/benchmarks.md, "The index slows down as syncs re-read
-// sessions": before a re-read kept its unchanged documents, it rewrote them
+// index (docs/benchmarks.md, "What syncs that re-read sessions do to the
+// index": before a re-read kept its unchanged documents, it rewrote them
 // all).
 func BenchmarkSyncAfterWrite(b *testing.B) {
 	e := benchEngine(b)
