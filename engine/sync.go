@@ -91,7 +91,7 @@ type SourceSync struct {
 
 // commitEvery bounds a write transaction (parts); each session is written
 // whole inside one transaction, so a killed sync never leaves half a session.
-const commitEvery = 4000
+var commitEvery = 4000 // a variable for tests
 
 // releaseAfterParts: a sync that wrote more parts than one transaction
 // holds has filled its connections' page caches (a var: tests lower it).
@@ -520,7 +520,26 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err := sh.ix.SetMeta(ctx, "source_identity", src.Identity().String()); err != nil {
 		return fmt.Errorf("record sync: %w", err)
 	}
-	return sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli()))
+	if err := sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli())); err != nil {
+		return err
+	}
+	// A sync that wrote most of the index (a cold one, a resumed one, a
+	// re-read after a config change) left the bulk load's segments: merged,
+	// every later search walks one. After the meta, so a merge cut short
+	// loses only itself.
+	if written := res.Added + res.Updated; written > 0 && written*2 > len(sessions) {
+		// Its failure loses nothing: the index is whole, only unmerged.
+		start := time.Now()
+		if err := sh.ix.MergeFullText(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			sh.e.log.Warn("merge the full-text index", "source", sh.name, "err", err)
+			return nil
+		}
+		sh.e.log.Info("merged the full-text index", "source", sh.name, "ms", time.Since(start).Milliseconds())
+	}
+	return nil
 }
 
 // changeMarkKey is the meta key of the source's change mark: where its

@@ -594,3 +594,48 @@ func TestSyncAddsMissingIndexes(t *testing.T) {
 		t.Errorf("after a sync the plan is still %q", p)
 	}
 }
+
+// A sync that writes most of the index ends with its full-text index in
+// one segment (a bulk load leaves several, which every match walks); a
+// sync after a write does not merge.
+func TestSyncThatWritesMostOfTheIndexMergesIt(t *testing.T) {
+	defer func(n int) { commitEvery = n }(commitEvery)
+	commitEvery = 2 // a transaction, and so a segment, every session or so
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "i.db"))
+	raw := rawIndex(t, e)
+	segments := func() int {
+		t.Helper()
+		var n int
+		if err := raw.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// A cold sync of this small fixture ends in one segment with or
+	// without the merge (FTS5 folds such small ones itself); a forced
+	// re-read, below, leaves ten without it.
+	if n := segments(); n != 1 {
+		t.Errorf("after a cold sync the full-text index has %d segments; want 1", n)
+	}
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Exec(`UPDATE session SET title = title || ' (renamed)' WHERE id = (SELECT id FROM session ORDER BY id LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Sync(context.Background(), SyncOptions{}); err != nil || r.Updated != 1 {
+		t.Fatalf("sync: %+v %v", r, err)
+	}
+	if n := segments(); n != 2 {
+		t.Errorf("after a rename the full-text index has %d segments; want the merged one and the rename's", n)
+	}
+	if _, err := e.Sync(context.Background(), SyncOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n != 1 {
+		t.Errorf("after a forced re-read the full-text index has %d segments; want 1", n)
+	}
+}
