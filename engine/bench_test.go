@@ -135,22 +135,58 @@ func BenchmarkIdleSync(b *testing.B) {
 // all).
 func BenchmarkSyncAfterWrite(b *testing.B) {
 	e := benchEngine(b)
-	ctx := context.Background()
+	w := benchHistoryWriter(b)
+	var parts int64
+	if err := w.QueryRow(`SELECT max(rowid) FROM part`).Scan(&parts); err != nil {
+		b.Fatal(err)
+	}
+	timeSyncsAfterWrites(b, e, w, func(i int) int64 { return (int64(i)*7919)%parts + 1 })
+}
+
+// BenchmarkSyncWhileStreaming is the sync that follows each delta while a
+// turn streams in the session being worked on, the history's longest: its
+// newest text part gains a word each time, as OpenCode writes a streamed
+// delta, and the engine syncs. Before a re-read kept the documents it
+// writes again unchanged, each such sync deleted and re-added every
+// document of the session.
+func BenchmarkSyncWhileStreaming(b *testing.B) {
+	e := benchEngine(b)
+	w := benchHistoryWriter(b)
+	var sid string
+	var parts int
+	if err := w.QueryRow(`SELECT session_id, count(*) AS n FROM part GROUP BY session_id ORDER BY n DESC LIMIT 1`).Scan(&sid, &parts); err != nil {
+		b.Fatal(err)
+	}
+	var rowid int64
+	if err := w.QueryRow(`SELECT max(rowid) FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text'`, sid).Scan(&rowid); err != nil || rowid == 0 {
+		b.Fatalf("the longest session (%s, %d parts) has no text part: %v", sid, parts, err)
+	}
+	timeSyncsAfterWrites(b, e, w, func(int) int64 { return rowid })
+	b.ReportMetric(float64(parts), "session-parts")
+}
+
+// benchHistoryWriter is a writable handle on the benchmark's (first)
+// history, to write to it the way OpenCode does; the engine never writes it.
+func benchHistoryWriter(b *testing.B) *sql.DB {
 	dbs := filepath.SplitList(os.Getenv("RECALL_BENCH_DB"))
 	w, err := sql.Open("sqlite", "file:"+dbs[0]+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.Close()
-	var parts int64
-	if err := w.QueryRow(`SELECT max(rowid) FROM part`).Scan(&parts); err != nil {
-		b.Fatal(err)
-	}
+	b.Cleanup(func() { w.Close() })
+	return w
+}
+
+// timeSyncsAfterWrites times b.N syncs, each after a write like OpenCode's
+// (untimed) to the part at rowid(i) or the next one; each must re-read
+// exactly the session written to.
+func timeSyncsAfterWrites(b *testing.B, e *Engine, w *sql.DB, rowid func(i int) int64) {
+	ctx := context.Background()
 	var lat latencies
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		if err := writeLikeOpenCode(w, (int64(i)*7919)%parts+1, i); err != nil {
+		if err := writeLikeOpenCode(w, rowid(i), i); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -165,52 +201,6 @@ func BenchmarkSyncAfterWrite(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	lat.report(b)
-}
-
-// BenchmarkSyncWhileStreaming is the sync that follows each delta while a
-// turn streams in the session being worked on, the history's longest: its
-// newest text part gains a word each time, as OpenCode writes a streamed
-// delta, and the engine syncs. Before a re-read kept the documents it
-// writes again unchanged, each such sync deleted and re-added every
-// document of the session.
-func BenchmarkSyncWhileStreaming(b *testing.B) {
-	e := benchEngine(b)
-	ctx := context.Background()
-	dbs := filepath.SplitList(os.Getenv("RECALL_BENCH_DB"))
-	w, err := sql.Open("sqlite", "file:"+dbs[0]+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
-	var sid string
-	var parts int
-	if err := w.QueryRow(`SELECT session_id, count(*) AS n FROM part GROUP BY session_id ORDER BY n DESC LIMIT 1`).Scan(&sid, &parts); err != nil {
-		b.Fatal(err)
-	}
-	var rowid int64
-	if err := w.QueryRow(`SELECT max(rowid) FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text'`, sid).Scan(&rowid); err != nil || rowid == 0 {
-		b.Fatalf("the longest session (%s, %d parts) has no text part: %v", sid, parts, err)
-	}
-	var lat latencies
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		if err := writeLikeOpenCode(w, rowid, i); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		start := time.Now()
-		r, err := e.Sync(ctx, SyncOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if r.Updated != 1 {
-			b.Fatalf("a sync after a streamed delta updated %d sessions", r.Updated)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	lat.report(b)
-	b.ReportMetric(float64(parts), "session-parts")
 }
 
 // writeLikeOpenCode updates the part at rowid (or the next one) and

@@ -195,7 +195,7 @@ func (w *Writer) DeleteMeta(ctx context.Context, key string) error {
 
 // DeleteSession removes a session's rows, documents and vocabulary counts.
 func (w *Writer) DeleteSession(ctx context.Context, id string) error {
-	old, err := w.sessionDocs(ctx, id)
+	old, err := w.sessionDocs(ctx, id, false)
 	if err != nil {
 		return err
 	}
@@ -216,38 +216,39 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 // in the full-text index and its vector, and only those not written again
 // are deleted then. A sync after a write re-reads a whole session for a
 // streamed turn's last parts or a new title; deleting and re-adding every
-// document left a tombstone in the full-text segment that held each one
-// and a new segment per sync, and searches slowed by a third within 64
-// such syncs on the 845k-part history (docs/benchmarks.md).
+// document left a tombstone in the full-text segment that held each one,
+// dropped the session's vectors, and gave an old session's documents the
+// newest row numbers, which the match window reads as dates
+// (docs/benchmarks.md: search p95 about 5% slower after 64 such syncs on
+// the 845k-part history).
 //
 // Only for documents written under the same configuration (excluded
 // directories, redaction): the text compared is re-derived from the
 // stored part under the current one, which is what the full-text index
 // holds only if nothing changed how it was redacted.
 func (w *Writer) RereadSession(ctx context.Context, id string) error {
-	old, err := w.sessionDocs(ctx, id)
+	old, err := w.sessionDocs(ctx, id, true)
 	if err != nil {
 		return err
 	}
 	w.reuse = make(map[docKey][]int64, len(old))
 	for _, d := range old {
-		k := keyOf(d.kind, d.partID, d.msgID, d.text)
-		w.reuse[k] = append(w.reuse[k], d.rid)
+		w.reuse[d.key] = append(w.reuse[d.key], d.rid)
 	}
 	return w.deleteSessionRows(ctx, id)
 }
 
 // oldDoc is a document of the index as a re-read or delete finds it.
 type oldDoc struct {
-	rid                 int64
-	kind, partID, msgID string
-	text                string // what it was indexed from (before redaction)
+	rid int64
+	key docKey // keyOf what it was indexed from (when asked for)
 }
 
-// sessionDocs lists a session's documents with the text each was indexed
-// from, and takes their terms out of the vocabulary and their count out of
-// the document count.
-func (w *Writer) sessionDocs(ctx context.Context, id string) ([]oldDoc, error) {
+// sessionDocs lists a session's documents, keyed by what each was indexed
+// from if keyed, and takes their terms out of the vocabulary and their
+// count out of the document count. It holds no document's text beyond its
+// row: a session may have thousands.
+func (w *Writer) sessionDocs(ctx context.Context, id string, keyed bool) ([]oldDoc, error) {
 	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, d.part_id, d.message_id, coalesce(p.kind,''), d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
 		coalesce(p.input,''), coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
 		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.session_id = ?`, id)
@@ -258,24 +259,27 @@ func (w *Writer) sessionDocs(ctx context.Context, id string) ([]oldDoc, error) {
 	var out []oldDoc
 	for rows.Next() {
 		var d oldDoc
-		var partKind, dtext, text, tool, title, input, output, errText, paths string
-		if err := rows.Scan(&d.rid, &d.kind, &d.partID, &d.msgID, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+		var kind, partID, msgID, partKind, dtext, text, tool, title, input, output, errText, paths string
+		if err := rows.Scan(&d.rid, &kind, &partID, &msgID, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
 			return nil, err
 		}
 		// Re-derive the document's text exactly as PutMessage did.
-		d.text = dtext
-		if d.text == "" {
+		body := dtext
+		if body == "" {
 			p := storedPart{Part: model.Part{Kind: model.Kind(partKind), Text: text, Tool: tool, Title: title, Input: input, Output: output, Error: errText}}
 			if paths != "" {
 				p.Paths = strings.Split(paths, "\n")
 			}
 			for _, s := range partDocs(&p) {
-				if s.kind == model.Kind(d.kind) {
-					d.text = s.text
+				if s.kind == model.Kind(kind) {
+					body = s.text
 				}
 			}
 		}
-		w.countTerms(w.ix.IndexedText(d.text), -1)
+		w.countTerms(w.ix.IndexedText(body), -1)
+		if keyed {
+			d.key = keyOf(kind, partID, msgID, body)
+		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
