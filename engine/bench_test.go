@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -110,6 +111,32 @@ func BenchmarkSearch(b *testing.B) {
 		_, err := e.Search(ctx, SearchParams{Query: qs[i%len(qs)], Limit: 10})
 		return err
 	})
+}
+
+// BenchmarkServeSearches is not a benchmark of its own: it is one arm of
+// .ci/ab-search.py, which compares indexes (or binaries) by sending each
+// query to every arm in turn, so the machine's minute-to-minute speed hits
+// every arm alike. It opens RECALL_BENCH_DB and RECALL_BENCH_INDEX without
+// a sync and answers each query read from stdin, one a line, with the
+// search's time in microseconds. It skips unless RECALL_AB_SERVE is set.
+func BenchmarkServeSearches(b *testing.B) {
+	if os.Getenv("RECALL_AB_SERVE") == "" {
+		b.Skip("an arm of .ci/ab-search.py (RECALL_AB_SERVE)")
+	}
+	ctx := context.Background()
+	e, err := Open(ctx, Options{DBPath: os.Getenv("RECALL_BENCH_DB"), IndexPath: os.Getenv("RECALL_BENCH_INDEX"), Getenv: noEnv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		start := time.Now()
+		if _, err := e.Search(ctx, SearchParams{Query: sc.Text(), Limit: 10}); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("took-us %d\n", time.Since(start).Microseconds())
+	}
 }
 
 func BenchmarkIdleSync(b *testing.B) {
