@@ -375,17 +375,7 @@ func TestRereadKeepsUnchangedDocuments(t *testing.T) {
 	db := fixture(t, "v1")
 	e := openAt(t, db, filepath.Join(t.TempDir(), "kept.db"))
 	ctx := context.Background()
-	w, err := sql.Open("sqlite", "file:"+db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var sid, partID string
-	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Fix invoice%'`).Scan(&sid)
-	w.QueryRow(`SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1`, sid).Scan(&partID)
-	if sid == "" || partID == "" {
-		t.Fatal("fixture session not found")
-	}
+	w, sid, partID := invoiceTextPart(t, db)
 	raw := rawIndex(t, e)
 	docsOf := func() map[string]int64 {
 		t.Helper()
@@ -492,17 +482,7 @@ func TestRereadKeepsUnchangedDocuments(t *testing.T) {
 // the index.
 func TestRereadUnderAnotherConfigRewritesTheSession(t *testing.T) {
 	db := fixture(t, "v1")
-	w, err := sql.Open("sqlite", "file:"+db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var sid, partID string
-	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Fix invoice%'`).Scan(&sid)
-	w.QueryRow(`SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1`, sid).Scan(&partID)
-	if sid == "" || partID == "" {
-		t.Fatal("fixture session not found")
-	}
+	w, sid, partID := invoiceTextPart(t, db)
 	if _, err := w.Exec(`UPDATE part SET data = json_set(data, '$.text', json_extract(data, '$.text') || ' key PLUMSECRET4417') WHERE id = ?`, partID); err != nil {
 		t.Fatal(err)
 	}
@@ -636,4 +616,22 @@ func renameAndSync(t *testing.T, e *Engine, db string) {
 	if r, err := e.Sync(context.Background(), SyncOptions{}); err != nil || r.Updated != 1 {
 		t.Fatalf("sync after a rename: %+v %v", r, err)
 	}
+}
+
+// invoiceTextPart opens the history at db for writing (the engine never
+// writes it; the test writes as OpenCode would) and finds the invoice
+// session of the v1 fixture and its first text part.
+func invoiceTextPart(t *testing.T, db string) (w *sql.DB, sid, partID string) {
+	t.Helper()
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Fix invoice%'`).Scan(&sid)
+	w.QueryRow(`SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1`, sid).Scan(&partID)
+	if sid == "" || partID == "" {
+		t.Fatal("fixture session not found")
+	}
+	return w, sid, partID
 }
