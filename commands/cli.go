@@ -249,14 +249,19 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		}
 		env.Engine = eng
 	}
+	var bar *syncBar
 	if !g.JSON && !g.Quiet && isTerminal(stderr) {
-		env.Progress = progressBar(stderr)
+		bar = progressBar(stderr)
+		env.Progress = bar.update
 		env.EmbedProgress = embedBar(stderr)
 	}
 	if !g.JSON && isTerminal(stderr) {
 		env.DownloadProgress = downloadBar(stderr)
 	}
 	result, err := c.execute(ctx, env, p)
+	if bar != nil {
+		bar.clear()
+	}
 	if err != nil && inv.stdout.err != nil {
 		return ExitFailure // streamed output (export) failed to write: Main says so
 	}
@@ -267,9 +272,6 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		msg := "interrupted"
 		if c.Sync || c.Syncs {
 			msg += "; run again to resume"
-		}
-		if env.Progress != nil {
-			fmt.Fprint(stderr, "\r\033[K") // the progress bar's line
 		}
 		fmt.Fprintf(stderr, "recall %s: %s\n", inv.name, msg)
 		return ExitInterrupted
@@ -340,18 +342,36 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressBar draws sync progress on a terminal.
-func progressBar(w io.Writer) func(done, total int) {
-	return func(done, total int) {
-		if total < 20 {
-			return
-		}
-		const width = 30
-		filled := width * done / total
-		fmt.Fprintf(w, "\rindexing [%s%s] %d/%d sessions", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
-		if done == total {
-			fmt.Fprint(w, "\r\033[K")
-		}
+// syncBar draws sync progress on a terminal.
+type syncBar struct {
+	w     io.Writer
+	drawn bool // a line of the bar is on the terminal
+}
+
+func progressBar(w io.Writer) *syncBar { return &syncBar{w: w} }
+
+// update draws done of total sessions.
+func (b *syncBar) update(done, total int) {
+	if total < 20 {
+		return
+	}
+	const width = 30
+	filled := width * done / total
+	fmt.Fprintf(b.w, "\rindexing [%s%s] %d/%d sessions", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
+	if done == total {
+		// What follows the last session (recording the sync, and after a
+		// bulk load merging the full-text index: 30 s on a 4M-part
+		// history) shows as such until the command ends (clear).
+		fmt.Fprint(b.w, "\r\033[Kindexing: finishing")
+	}
+	b.drawn = true
+}
+
+// clear removes the bar's line, if it drew one.
+func (b *syncBar) clear() {
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\033[K")
+		b.drawn = false
 	}
 }
 

@@ -198,3 +198,34 @@ func TestTableDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The progress bar of a sync says the command is finishing once every
+// session is written (recording the sync, merging the full-text index
+// after a bulk load: half a minute on a 4M-part history), rather than
+// clearing itself and leaving the terminal silent; runCLI clears it, and
+// only a bar that drew anything writes to the terminal.
+func TestProgressBarSaysFinishing(t *testing.T) {
+	var b strings.Builder
+	sb := progressBar(&b)
+	bar := sb.update
+	bar(10, 40)
+	if !strings.Contains(b.String(), "10/40 sessions") {
+		t.Fatalf("mid-sync the bar reads %q", b.String())
+	}
+	bar(40, 40)
+	if got := b.String(); !strings.HasSuffix(got, "\r\033[Kindexing: finishing") {
+		t.Errorf("with every session written the bar ends %q", got[max(0, len(got)-40):])
+	}
+	b.Reset()
+	sb.clear()
+	if b.String() != "\r\033[K" {
+		t.Errorf("clearing the bar wrote %q", b.String())
+	}
+	b.Reset()
+	small := progressBar(&b)
+	small.update(5, 10)
+	small.clear()
+	if b.Len() != 0 {
+		t.Errorf("a sync of under 20 sessions drew or cleared %q", b.String())
+	}
+}
