@@ -526,21 +526,39 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// A sync that wrote most of the index (a cold one, a resumed one, a
 	// re-read after a config change) left the bulk load's segments: merged,
 	// every later search walks one. After the meta, so a merge cut short
-	// loses only itself.
+	// loses only itself; it is marked pending first, and the next sync that
+	// writes anything merges then.
+	merge := false
 	if written := res.Added + res.Updated; written > 0 && written*2 > len(sessions) {
-		// Its failure loses nothing: the index is whole, only unmerged.
-		start := time.Now()
-		if err := sh.ix.MergeFullText(ctx); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			sh.e.log.Warn("merge the full-text index", "source", sh.name, "err", err)
-			return nil
-		}
-		sh.e.log.Info("merged the full-text index", "source", sh.name, "ms", time.Since(start).Milliseconds())
+		merge = true
+	} else if pending, err := sh.ix.Meta(ctx, mergePendingKey); err == nil && pending != "" {
+		merge = true
 	}
-	return nil
+	if !merge {
+		return nil
+	}
+	if err := sh.ix.SetMeta(ctx, mergePendingKey, "1"); err != nil {
+		return fmt.Errorf("record sync: %w", err)
+	}
+	// Its failure loses nothing: the index is whole, only unmerged. One cut
+	// short stays pending; one that failed (a full disk) is not retried by
+	// every later sync.
+	start := time.Now()
+	if err := sh.ix.MergeFullText(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sh.e.log.Warn("merge the full-text index", "source", sh.name, "err", err)
+		return sh.ix.SetMeta(ctx, mergePendingKey, "")
+	}
+	sh.e.log.Info("merged the full-text index", "source", sh.name, "ms", time.Since(start).Milliseconds())
+	return sh.ix.SetMeta(ctx, mergePendingKey, "")
 }
+
+// mergePendingKey is the meta key set while the full-text index is to be
+// merged (Index.MergeFullText): a merge cut short is run again by the next
+// sync that writes.
+const mergePendingKey = "fulltext_merge_pending"
 
 // changeMarkKey is the meta key of the source's change mark: where its
 // history stood at the last sync that completed (source.ChangeTracker).

@@ -635,3 +635,44 @@ func invoiceTextPart(t *testing.T, db string) (w *sql.DB, sid, partID string) {
 	}
 	return w, sid, partID
 }
+
+// A merge cut short (its pending mark left in the meta, the segments
+// unmerged) is run again by the next sync that writes anything, and its
+// mark is cleared; without the mark that sync merges nothing.
+func TestMergeCutShortRunsAtTheNextSync(t *testing.T) {
+	defer func(n int) { commitEvery = n }(commitEvery)
+	commitEvery = 2
+	db := fixture(t, "v1")
+	e := openAt(t, db, filepath.Join(t.TempDir(), "i.db"))
+	raw := rawIndex(t, e)
+	segments := func() int {
+		t.Helper()
+		var n int
+		if err := raw.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	renameAndSync(t, e, db)
+	renameAndSync(t, e, db)
+	unmerged := segments()
+	if unmerged < 2 {
+		t.Fatalf("two syncs after writes left %d segments; the test needs several", unmerged)
+	}
+	if _, err := raw.Exec(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')`, mergePendingKey); err != nil {
+		t.Fatal(err)
+	}
+	renameAndSync(t, e, db)
+	if n := segments(); n != 1 {
+		t.Errorf("the sync after a merge cut short left %d segments (%d before it); want 1", n, unmerged)
+	}
+	var pending string
+	raw.QueryRow(`SELECT value FROM meta WHERE key = ?`, mergePendingKey).Scan(&pending)
+	if pending != "" {
+		t.Errorf("the merge's pending mark is still %q after it ran", pending)
+	}
+	renameAndSync(t, e, db)
+	if n := segments(); n != 2 {
+		t.Errorf("a sync after a write with no merge pending left %d segments; want the merged one and its own", n)
+	}
+}
