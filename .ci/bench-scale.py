@@ -126,9 +126,8 @@ def measure(n):
     print("== engine searches", flush=True)
     row["eng_p50"], row["eng_p95"] = engine_search(db, idx)
     # The sync after each write OpenCode makes (BenchmarkSyncAfterWrite
-    # writes to the clone: part times and events only). It runs after the
-    # searches: its syncs rewrite sessions in the index, which slows later
-    # searches of it.
+    # writes to the clone: a part's time and a streamed word, and events).
+    # It runs after the searches, which are then of the index as built.
     print("== syncs after a write", flush=True)
     row["write_p50"], row["write_p95"] = engine_bench(db, idx, "BenchmarkSyncAfterWrite", 20, count=3)
     print(json.dumps(row), flush=True)

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -572,25 +574,23 @@ func TestSyncThatWritesMostOfTheIndexMergesIt(t *testing.T) {
 	defer func(n int) { commitEvery = n }(commitEvery)
 	commitEvery = 2 // a transaction, and so a segment, every session or so
 	db := fixture(t, "v1")
-	e := openAt(t, db, filepath.Join(t.TempDir(), "i.db"))
+	var logged bytes.Buffer
+	e := openSynced(t, Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: noEnv,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	raw := rawIndex(t, e)
-	segments := func() int {
-		t.Helper()
-		var n int
-		if err := raw.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+	segments := func() int { return ftsSegments(t, raw) }
+	// Without the merge, this cold sync and the forced re-read below each
+	// leave ten segments (a transaction every session or so).
+	merges := func() int { return strings.Count(logged.String(), "merged the full-text index") }
+	if n := merges(); n != 1 {
+		t.Errorf("a cold sync logged %d merges; want 1", n)
 	}
-	// A cold sync of this small fixture ends in one segment with or
-	// without the merge (FTS5 folds such small ones itself); a forced
-	// re-read, below, leaves ten without it.
 	if n := segments(); n != 1 {
 		t.Errorf("after a cold sync the full-text index has %d segments; want 1", n)
 	}
 	renameAndSync(t, e, db)
-	if n := segments(); n != 2 {
-		t.Errorf("after a rename the full-text index has %d segments; want the merged one and the rename's", n)
+	if n := segments(); n != 2 || merges() != 1 {
+		t.Errorf("after a rename the full-text index has %d segments and %d merges were logged; want the merged one and the rename's, and no merge", n, merges())
 	}
 	if _, err := e.Sync(context.Background(), SyncOptions{Force: true}); err != nil {
 		t.Fatal(err)
@@ -645,14 +645,7 @@ func TestMergeCutShortRunsAtTheNextSync(t *testing.T) {
 	db := fixture(t, "v1")
 	e := openAt(t, db, filepath.Join(t.TempDir(), "i.db"))
 	raw := rawIndex(t, e)
-	segments := func() int {
-		t.Helper()
-		var n int
-		if err := raw.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	segments := func() int { return ftsSegments(t, raw) }
 	renameAndSync(t, e, db)
 	renameAndSync(t, e, db)
 	unmerged := segments()
@@ -675,4 +668,14 @@ func TestMergeCutShortRunsAtTheNextSync(t *testing.T) {
 	if n := segments(); n != 2 {
 		t.Errorf("a sync after a write with no merge pending left %d segments; want the merged one and its own", n)
 	}
+}
+
+// ftsSegments is how many segments the full-text index of raw has.
+func ftsSegments(t *testing.T, raw *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := raw.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
