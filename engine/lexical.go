@@ -282,29 +282,52 @@ var matchBudget = MatchBudget
 // run.
 func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool, both []string) error {
 	if both != nil && len(q.Phrases) == 0 {
-		if expr := index.MatchExprAll(q, lx.alts, both); expr != "" {
+		if m := index.CompileMatchAll(q, lx.alts, both); m.Expr != "" {
 			// Both words are over the budget: walked for a window unless
 			// the history is no larger than one.
-			cands, texts, from, err := lx.rankWindow(ctx, expr, f, lx.docs > matchWindow)
+			cands, texts, from, err := lx.rankWindow(ctx, m, f, lx.docs > matchWindow)
 			if err != nil {
 				return err
 			}
 			if len(cands) >= minBothCandidates {
-				lx.expr, lx.cands, lx.texts, lx.windowFrom = expr, cands, texts, from
+				lx.expr, lx.cands, lx.texts, lx.windowFrom = m.Expr, cands, texts, from
 				return nil
 			}
 		}
 	}
-	lx.expr = index.MatchExpr(q, lx.alts, skip)
-	if lx.expr == "" {
+	m := index.CompileMatch(q, lx.alts, skip)
+	if lx.expr = m.Expr; lx.expr == "" {
 		return nil
 	}
 	over, err := lx.mayOverflow(ctx, q, skip)
 	if err != nil {
 		return err
 	}
-	lx.cands, lx.texts, lx.windowFrom, err = lx.rankWindow(ctx, lx.expr, f, over)
+	lx.cands, lx.texts, lx.windowFrom, err = lx.rankWindow(ctx, m, f, over)
 	return err
+}
+
+// phraseHits is how many documents each phrase of m matches, as
+// recall_bm25 takes them in place of counting each phrase over the whole
+// index: a term's phrases (its whole form, its parts, its corrections)
+// all take the term's count, the larger of its vocabulary df and what
+// its match was counted to touch (exact up to the count's limit, see
+// count); an exclusion's does not matter (no matching document holds it);
+// a quoted phrase's is counted.
+func (lx *shardLex) phraseHits(m index.Match) []int64 {
+	hits := make([]int64, len(m.Phrases))
+	for i, j := range m.Phrases {
+		switch {
+		case j >= 0:
+			st := lx.terms[j]
+			hits[i] = int64(max(st.df, st.matchDF, 1))
+		case j == index.PhraseExcluded:
+			hits[i] = 0
+		default:
+			hits[i] = -1
+		}
+	}
+	return hits
 }
 
 // mayOverflow reports whether the match without the terms in skip may
@@ -348,19 +371,19 @@ func (lx *shardLex) mayOverflow(ctx context.Context, q query.Query, skip map[str
 	return sum > matchWindow, nil
 }
 
-// rankWindow reads the best candidates of expr under f, BM25 ranking only
+// rankWindow reads the best candidates of m under f, BM25 ranking only
 // the newest MatchWindow documents of the match when it may hold more
 // (windowed; see MatchWindow): from is then the time of the oldest one
 // ranked, 0 when the match held no more.
-func (lx *shardLex) rankWindow(ctx context.Context, expr string, f query.Filter, windowed bool) (_ []index.Candidate, _ map[int64]string, from int64, _ error) {
+func (lx *shardLex) rankWindow(ctx context.Context, m index.Match, f query.Filter, windowed bool) (_ []index.Candidate, _ map[int64]string, from int64, _ error) {
 	var floor int64
 	if windowed {
 		var err error
-		if floor, from, err = lx.sh.ix.MatchFloor(ctx, expr, f, matchWindow); err != nil {
+		if floor, from, err = lx.sh.ix.MatchFloor(ctx, m.Expr, f, matchWindow); err != nil {
 			return nil, nil, 0, err
 		}
 	}
-	cands, texts, err := lx.sh.ix.MatchTexts(ctx, expr, f, floor, MaxCandidates)
+	cands, texts, err := lx.sh.ix.MatchTexts(ctx, m, lx.phraseHits(m), f, floor, MaxCandidates)
 	return cands, texts, from, err
 }
 

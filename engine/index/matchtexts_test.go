@@ -30,7 +30,7 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, texts, err := ix.MatchTexts(ctx, `"pelican"`, f, 0, limit)
+			got, texts, err := ix.MatchTexts(ctx, Match{Expr: `"pelican"`}, nil, f, 0, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 			if floor != rids[n-1] || ms != times[floor] {
 				t.Errorf("%s: floor of the newest %d is %d (time %d), want %d (time %d)", name, n, floor, ms, rids[n-1], times[rids[n-1]])
 			}
-			got, _, err := ix.MatchTexts(ctx, `"pelican"`, f, floor, 1000)
+			got, _, err := ix.MatchTexts(ctx, Match{Expr: `"pelican"`}, nil, f, floor, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func newestFirst(cs []Candidate) []int64 {
 // match is the FTS match alone, without the texts (what search read
 // before MatchTexts, and what the tests of the match's filters check).
 func (ix *Index) match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
-	q, args := matchQuery(expr, f, 0, limit, "")
+	q, args := matchQuery(expr, `bm25(docs_fts)`, f, 0, limit, "")
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

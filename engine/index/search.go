@@ -32,59 +32,108 @@ type Candidate struct {
 // (typo corrections, a split of a glued word as a phrase).
 type Alternatives map[string][]string
 
-// MatchExpr compiles a parsed query into an FTS5 MATCH expression. Every
-// token is quoted, so no user text can be FTS syntax. Free terms are ORed
-// (ranking rewards documents that match more of them); phrases must match
-// in order; exclusions are NOTed. It returns "" when nothing is left.
+// Match is a compiled FTS5 MATCH expression. FTS5 numbers an
+// expression's phrases left to right; Phrases[i] says where phrase i came
+// from: the index of its term in the query's Searchable() terms,
+// PhraseQuoted (a quoted phrase of the query) or PhraseExcluded (an
+// exclusion, which no matching document holds). The engine turns them
+// into the documents each phrase matches, which recall_bm25 takes
+// instead of counting them (see bm25.go).
+type Match struct {
+	Expr    string
+	Phrases []int
+}
+
+// Where a phrase of a Match came from when not from a term.
+const (
+	PhraseQuoted   = -1
+	PhraseExcluded = -2
+)
+
+// matchBuilder collects a Match's phrases as its expression is written.
+type matchBuilder struct{ phrases []int }
+
+// MatchExpr compiles a parsed query into an FTS5 MATCH expression (see
+// CompileMatch).
+func MatchExpr(q query.Query, alts Alternatives, skip map[string]bool) string {
+	return CompileMatch(q, alts, skip).Expr
+}
+
+// CompileMatch compiles a parsed query into an FTS5 MATCH expression.
+// Every token is quoted, so no user text can be FTS syntax. Free terms are
+// ORed (ranking rewards documents that match more of them); phrases must
+// match in order; exclusions are NOTed. Its Expr is "" when nothing is
+// left.
 //
 // Terms whose key is in skip are left out of the match (they still count in
 // re-ranking); see engine.MatchBudget.
-func MatchExpr(q query.Query, alts Alternatives, skip map[string]bool) string {
+func CompileMatch(q query.Query, alts Alternatives, skip map[string]bool) Match {
+	var b matchBuilder
 	var any []string
-	for _, t := range q.Searchable() {
+	for j, t := range q.Searchable() {
 		if skip[t.Key()] {
 			continue
 		}
-		any = append(any, termExpr(t, alts))
+		any = append(any, b.term(t, alts, j))
 	}
 	for _, p := range q.Phrases {
-		any = append(any, phraseExpr(p.Tokens))
+		any = append(any, b.phrase(p.Tokens, PhraseQuoted))
 	}
 	if len(any) == 0 {
-		return ""
+		return Match{}
 	}
-	return withExclusions(strings.Join(any, " OR "), q)
+	return b.withExclusions(strings.Join(any, " OR "), q)
 }
 
-// MatchExprAll is the match of documents holding every term of q whose key
-// is in keys (each as MatchExpr matches it), less q's exclusions; "" when
-// no term is left.
-func MatchExprAll(q query.Query, alts Alternatives, keys []string) string {
+// CompileMatchAll is the match of documents holding every term of q whose
+// key is in keys (each as CompileMatch matches it), less q's exclusions;
+// its Expr is "" when no term is left.
+func CompileMatchAll(q query.Query, alts Alternatives, keys []string) Match {
+	var b matchBuilder
 	var all []string
-	for _, t := range q.Searchable() {
+	for j, t := range q.Searchable() {
 		if slices.Contains(keys, t.Key()) {
-			all = append(all, termExpr(t, alts))
+			all = append(all, b.term(t, alts, j))
 		}
 	}
 	if len(all) == 0 {
-		return ""
+		return Match{}
 	}
-	return withExclusions(strings.Join(all, " AND "), q)
+	return b.withExclusions(strings.Join(all, " AND "), q)
 }
 
 // withExclusions NOTs q's excluded terms and phrases out of expr.
-func withExclusions(expr string, q query.Query) string {
+func (b *matchBuilder) withExclusions(expr string, q query.Query) Match {
 	var not []string
 	for _, t := range q.ExcludeTerms {
-		not = append(not, termExpr(t, nil))
+		not = append(not, b.term(t, nil, PhraseExcluded))
 	}
 	for _, p := range q.ExcludePhrases {
-		not = append(not, phraseExpr(p.Tokens))
+		not = append(not, b.phrase(p.Tokens, PhraseExcluded))
 	}
 	if len(not) > 0 {
 		expr = "(" + expr + ") NOT (" + strings.Join(not, " OR ") + ")"
 	}
-	return expr
+	return Match{Expr: expr, Phrases: b.phrases}
+}
+
+// term: a compound matches its whole form or its parts in sequence; its
+// phrases are from term from.
+func (b *matchBuilder) term(t query.Term, alts Alternatives, from int) string {
+	e := termExpr(t, alts)
+	n := 1 + len(alts[t.Key()])
+	if len(t.Tokens) > 1 {
+		n++
+	}
+	for range n {
+		b.phrases = append(b.phrases, from)
+	}
+	return e
+}
+
+func (b *matchBuilder) phrase(toks []string, from int) string {
+	b.phrases = append(b.phrases, from)
+	return phraseExpr(toks)
 }
 
 // termExpr: a compound matches its whole form or its parts in sequence.
@@ -187,19 +236,32 @@ const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id,
 
 // matchQuery is the SQL of the FTS match under f, of documents numbered
 // floor or above (MatchFloor; 0 for all), best BM25 first (b = 0.75 is
-// kept; k1 default): candidateCols, the score, then extra.
-func matchQuery(expr string, f query.Filter, floor int64, limit int, extra string) (string, []any) {
+// kept; k1 default): candidateCols, the score, then extra. The score is
+// score, an expression over docs_fts (bm25Score's).
+func matchQuery(expr, score string, f query.Filter, floor int64, limit int, extra string) (string, []any) {
 	where, args := where(f)
 	if where == "" {
 		// No filter: rank inside FTS5 alone and join only the winners, so
 		// the docs table is read for limit rows, not for every match.
 		return `SELECT ` + candidateCols + `, m.score AS score` + extra + ` FROM
-			(SELECT rowid, bm25(docs_fts) AS score FROM docs_fts WHERE docs_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?) m
+			(SELECT rowid, ` + score + ` AS score FROM docs_fts WHERE docs_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?) m
 			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, []any{expr, floor, limit}
 	}
-	return `SELECT ` + candidateCols + `, bm25(docs_fts) AS score` + extra + `
+	return `SELECT ` + candidateCols + `, ` + score + ` AS score` + extra + `
 			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
 			WHERE docs_fts MATCH ? AND docs_fts.rowid >= ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr, floor}, args...), limit)
+}
+
+// bm25Score is the BM25 of a match whose phrases match hits documents
+// each (see recall_bm25; nil: FTS5's bm25(), which counts them): the
+// score expression, the arguments it takes (before the match's own), and
+// the function that ends their registration once the statement is done.
+func bm25Score(hits []int64) (score string, args []any, done func()) {
+	if hits == nil {
+		return `bm25(docs_fts)`, nil, func() {}
+	}
+	key, done := withHits(hits)
+	return `recall_bm25(docs_fts, ?)`, []any{key}, done
 }
 
 // MatchFloor finds where the newest n documents matching expr under f
@@ -226,13 +288,20 @@ func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n 
 	return rid, ms, nil
 }
 
-// MatchTexts returns up to limit documents matching expr under f from
+// MatchTexts returns up to limit documents matching m under f from
 // rowid floor up (0: all), best BM25 first, with each one's text
 // (DocText's), read in the same statement: the candidates' rows are found
 // once, where DocText looked each docs row up again by rid and then its
-// part.
-func (ix *Index) MatchTexts(ctx context.Context, expr string, f query.Filter, floor int64, limit int) ([]Candidate, map[int64]string, error) {
-	inner, args := matchQuery(expr, f, floor, limit, `, d.text AS dtext`)
+// part. hits is what each of m's phrases matches (see recall_bm25; nil:
+// FTS5's bm25() counts them over the whole index).
+func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.Filter, floor int64, limit int) ([]Candidate, map[int64]string, error) {
+	if hits != nil && len(hits) != len(m.Phrases) {
+		return nil, nil, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
+	}
+	score, args, done := bm25Score(hits)
+	defer done()
+	inner, margs := matchQuery(m.Expr, score, f, floor, limit, `, d.text AS dtext`)
+	args = append(args, margs...)
 	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
 	rows, err := ix.query(ctx, q, args...)
 	if err != nil {

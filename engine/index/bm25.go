@@ -1,0 +1,234 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// recall_bm25 is FTS5's bm25() (k1 = 1.2, b = 0.75, one column) with the
+// documents each phrase matches given by the caller instead of counted.
+//
+// FTS5's bm25() computes each phrase's IDF by walking that phrase's match
+// over the whole index (xQueryPhrase), once per statement. No rowid bound
+// limits that walk, so it grows with the history even when the match
+// window bounds what is scored: on the 4.2M-part clone it was a third of
+// the slowest queries' CPU. The engine already knows how many documents
+// each term matches (the vocabulary's df, and the match budget's counts),
+// so it passes those and nothing is walked. A phrase given a
+// negative count is counted as bm25() counts it, so with exact counts the
+// two functions give the same scores (TestRecallBM25MatchesBM25).
+//
+// modernc's SQLite takes an FTS5 auxiliary function only as a C function
+// pointer, which Go cannot make; the function is registered the way
+// modernc.org/sqlite/vec registers its extension: sqlite3_auto_extension
+// with a transpiled-ABI function, which every connection opened after this
+// package's init runs (the index's and the source's alike: registering it
+// on a connection that never searches costs one statement at open).
+//
+// Its one argument is the key withHits returned for the statement's
+// counts (MatchTexts registers them for the statement's life).
+
+// bm25Hits is one statement's counts: per phrase of its MATCH expression
+// (FTS5 numbers them left to right, exclusions included), the documents
+// that phrase matches (negative: count it).
+type bm25Hits struct {
+	hits  []int64
+	once  sync.Once
+	idf   []float64 // set on the first row, with avgdl
+	avgdl float64
+	err   int32
+}
+
+var (
+	bm25Mu   sync.Mutex
+	bm25Next atomic.Int64
+	bm25Reg  = map[int64]*bm25Hits{}
+)
+
+// withHits registers hits for one statement and returns its key and the
+// function that drops it when the statement is done.
+func withHits(hits []int64) (key int64, done func()) {
+	key = bm25Next.Add(1)
+	bm25Mu.Lock()
+	bm25Reg[key] = &bm25Hits{hits: hits}
+	bm25Mu.Unlock()
+	return key, func() {
+		bm25Mu.Lock()
+		delete(bm25Reg, key)
+		bm25Mu.Unlock()
+	}
+}
+
+func bm25Lookup(key int64) *bm25Hits {
+	bm25Mu.Lock()
+	defer bm25Mu.Unlock()
+	return bm25Reg[key]
+}
+
+// C strings the registration hands to SQLite; never freed.
+var (
+	bm25Name, fts5APISQL, fts5APIPtrType uintptr
+)
+
+func init() {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	var err error
+	for _, s := range []struct {
+		p *uintptr
+		v string
+	}{{&bm25Name, "recall_bm25"}, {&fts5APISQL, "SELECT fts5(?1)"}, {&fts5APIPtrType, "fts5_api_ptr"}} {
+		if *s.p, err = libc.CString(s.v); err != nil {
+			panic(err)
+		}
+	}
+	if rc := sqlite3.Xsqlite3_auto_extension(tls, cFunc(registerBM25)); rc != sqlite3.SQLITE_OK {
+		panic(fmt.Sprintf("index: sqlite3_auto_extension: error %d", rc))
+	}
+}
+
+// cFunc is a top-level function as a transpiled-C function pointer (what
+// modernc's generated code calls through; modernc.org/sqlite/vec does the
+// same).
+func cFunc(f any) uintptr {
+	type iface [2]uintptr
+	return (*iface)(unsafe.Pointer(&f))[1]
+}
+
+// cptr is a pointer into modernc's C memory (its TLS stack, its malloc
+// heap, SQLite's own structures): outside Go's heap, so it never moves and
+// the uintptr a transpiled call hands over stays valid.
+// (Read through the variable's address, which vet's unsafeptr check
+// accepts: that check is about Go memory.)
+func cptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
+
+// call helpers: a transpiled-C function pointer called with its ABI.
+func call2(fp uintptr, tls *libc.TLS, a, b uintptr) int32 {
+	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{fp})))(tls, a, b)
+}
+
+func call3i(fp uintptr, tls *libc.TLS, a uintptr, i int32, b uintptr) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{fp})))(tls, a, i, b)
+}
+
+// registerBM25 is the auto-extension entry point: it finds the
+// connection's fts5_api and creates recall_bm25 on it.
+func registerBM25(tls *libc.TLS, db, pzErrMsg, pThunk uintptr) int32 {
+	bp := tls.Alloc(16) // bp: the statement, bp+8: the fts5_api pointer
+	defer tls.Free(16)
+	*(*uintptr)(cptr(bp)) = 0
+	*(*uintptr)(cptr(bp + 8)) = 0
+	if rc := sqlite3.Xsqlite3_prepare_v2(tls, db, fts5APISQL, -1, bp, 0); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	stmt := *(*uintptr)(cptr(bp))
+	sqlite3.Xsqlite3_bind_pointer(tls, stmt, 1, bp+8, fts5APIPtrType, 0)
+	sqlite3.Xsqlite3_step(tls, stmt)
+	if rc := sqlite3.Xsqlite3_finalize(tls, stmt); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	api := *(*uintptr)(cptr(bp + 8))
+	if api == 0 {
+		return sqlite3.SQLITE_ERROR // no FTS5 in this build
+	}
+	create := (*sqlite3.Tfts5_api)(cptr(api)).FxCreateFunction
+	return (*(*func(*libc.TLS, uintptr, uintptr, uintptr, uintptr, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{create})))(
+		tls, api, bm25Name, 0, cFunc(recallBM25), 0)
+}
+
+// countCb counts the rows xQueryPhrase visits into *pUserData (an int64).
+func countCb(tls *libc.TLS, pApi, pFts, pUserData uintptr) int32 {
+	*(*int64)(cptr(pUserData))++
+	return sqlite3.SQLITE_OK
+}
+
+// bm25IDF computes each phrase's IDF as bm25() does, from the given counts
+// (counting, as bm25() does, a phrase given a negative one).
+func bm25IDF(tls *libc.TLS, api *sqlite3.TFts5ExtensionApi, pFts uintptr, h *bm25Hits) int32 {
+	bp := tls.Alloc(8)
+	defer tls.Free(8)
+	if rc := call2(api.FxRowCount, tls, pFts, bp); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	nRow := float64(*(*int64)(cptr(bp)))
+	if rc := call3i(api.FxColumnTotalSize, tls, pFts, -1, bp); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	h.avgdl = float64(*(*int64)(cptr(bp))) / max(nRow, 1)
+	if h.avgdl <= 0 {
+		h.avgdl = 1
+	}
+	h.idf = make([]float64, len(h.hits))
+	for i, n := range h.hits {
+		if n < 0 {
+			*(*int64)(cptr(bp)) = 0
+			rc := (*(*func(*libc.TLS, uintptr, int32, uintptr, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{api.FxQueryPhrase})))(
+				tls, pFts, int32(i), bp, cFunc(countCb))
+			if rc != sqlite3.SQLITE_OK {
+				return rc
+			}
+			n = *(*int64)(cptr(bp))
+		}
+		idf := math.Log((nRow - float64(n) + 0.5) / (float64(n) + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		h.idf[i] = idf
+	}
+	return sqlite3.SQLITE_OK
+}
+
+// recallBM25 is recall_bm25(docs_fts, key): one row's score.
+func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintptr) {
+	const k1, b = 1.2, 0.75
+	api := (*sqlite3.TFts5ExtensionApi)(cptr(pApi))
+	var h *bm25Hits
+	if nVal == 1 {
+		h = bm25Lookup(sqlite3.Xsqlite3_value_int64(tls, *(*uintptr)(cptr(apVal))))
+	}
+	nPhrase := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{api.FxPhraseCount})))(tls, pFts)
+	if h == nil || int(nPhrase) != len(h.hits) {
+		sqlite3.Xsqlite3_result_error_code(tls, pCtx, sqlite3.SQLITE_MISUSE)
+		return
+	}
+	bp := tls.Alloc(24) // xInst's nInst, phrase, column, offset; xColumnSize's length at 16
+	defer tls.Free(24)
+	h.once.Do(func() { h.err = bm25IDF(tls, api, pFts, h) })
+	rc := h.err
+	if rc == sqlite3.SQLITE_OK {
+		rc = call2(api.FxInstCount, tls, pFts, bp)
+	}
+	var small [16]float64
+	freq := small[:]
+	if int(nPhrase) > len(small) {
+		freq = make([]float64, nPhrase)
+	}
+	nInst := *(*int32)(cptr(bp))
+	for i := int32(0); rc == sqlite3.SQLITE_OK && i < nInst; i++ {
+		rc = (*(*func(*libc.TLS, uintptr, int32, uintptr, uintptr, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{api.FxInst})))(
+			tls, pFts, i, bp+4, bp+8, bp+12)
+		if rc == sqlite3.SQLITE_OK {
+			freq[*(*int32)(cptr(bp + 4))]++
+		}
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = call3i(api.FxColumnSize, tls, pFts, -1, bp+16)
+	}
+	if rc != sqlite3.SQLITE_OK {
+		sqlite3.Xsqlite3_result_error_code(tls, pCtx, rc)
+		return
+	}
+	d := float64(*(*int32)(cptr(bp + 16)))
+	score := 0.0
+	for i := range h.idf {
+		f := freq[i]
+		score += h.idf[i] * (f * (k1 + 1)) / (f + k1*(1-b+b*d/h.avgdl))
+	}
+	sqlite3.Xsqlite3_result_double(tls, pCtx, -score)
+}
