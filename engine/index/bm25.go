@@ -43,6 +43,18 @@ type bm25Hits struct {
 	idf   []float64 // set on the first row, with avgdl
 	avgdl float64
 	err   int32
+	// top holds the best limit scores so far (-score, a min-heap) when the
+	// statement keeps only its best limit rows (ORDER BY score LIMIT);
+	// see recallBM25.
+	limit int
+	top   []float64
+	// The last row scored and its result: a statement that names the
+	// score twice in a way SQLite evaluates twice a row (none of
+	// MatchTexts' does) must not count the row twice among the best.
+	lastRow    int64
+	lastResult float64
+	scored     bool
+	prunedRows int // rows scored 0 by their bound (for tests)
 }
 
 var (
@@ -52,11 +64,14 @@ var (
 )
 
 // withHits registers hits for one statement and returns its key and the
-// function that drops it when the statement is done.
-func withHits(hits []int64) (key int64, done func()) {
+// function that drops it when the statement is done. A statement that
+// keeps only its best limit rows by this score (ORDER BY it, LIMIT limit)
+// passes limit, so rows that cannot be among them are not scored in full
+// (0: every row is).
+func withHits(hits []int64, limit int) (key int64, done func()) {
 	key = bm25Next.Add(1)
 	bm25Mu.Lock()
-	bm25Reg[key] = &bm25Hits{hits: hits}
+	bm25Reg[key] = &bm25Hits{hits: hits, limit: limit}
 	bm25Mu.Unlock()
 	return key, func() {
 		bm25Mu.Lock()
@@ -186,7 +201,6 @@ func bm25IDF(tls *libc.TLS, api *sqlite3.TFts5ExtensionApi, pFts uintptr, h *bm2
 
 // recallBM25 is recall_bm25(docs_fts, key): one row's score.
 func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintptr) {
-	const k1, b = 1.2, 0.75
 	api := (*sqlite3.TFts5ExtensionApi)(cptr(pApi))
 	var h *bm25Hits
 	if nVal == 1 {
@@ -195,6 +209,11 @@ func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintp
 	nPhrase := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{api.FxPhraseCount})))(tls, pFts)
 	if h == nil || int(nPhrase) != len(h.hits) {
 		sqlite3.Xsqlite3_result_error_code(tls, pCtx, sqlite3.SQLITE_MISUSE)
+		return
+	}
+	row := (*(*func(*libc.TLS, uintptr) int64)(unsafe.Pointer(&struct{ uintptr }{api.FxRowid})))(tls, pFts)
+	if h.scored && row == h.lastRow {
+		sqlite3.Xsqlite3_result_double(tls, pCtx, h.lastResult)
 		return
 	}
 	bp := tls.Alloc(24) // xInst's nInst, phrase, column, offset; xColumnSize's length at 16
@@ -210,25 +229,91 @@ func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintp
 		freq = make([]float64, nPhrase)
 	}
 	nInst := *(*int32)(cptr(bp))
+	last := int32(-1) // the last token offset an instance starts at
 	for i := int32(0); rc == sqlite3.SQLITE_OK && i < nInst; i++ {
 		rc = (*(*func(*libc.TLS, uintptr, int32, uintptr, uintptr, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{api.FxInst})))(
 			tls, pFts, i, bp+4, bp+8, bp+12)
 		if rc == sqlite3.SQLITE_OK {
 			freq[*(*int32)(cptr(bp + 4))]++
+			last = max(last, *(*int32)(cptr(bp + 12)))
 		}
-	}
-	if rc == sqlite3.SQLITE_OK {
-		rc = call3i(api.FxColumnSize, tls, pFts, -1, bp+16)
 	}
 	if rc != sqlite3.SQLITE_OK {
 		sqlite3.Xsqlite3_result_error_code(tls, pCtx, rc)
 		return
 	}
-	d := float64(*(*int32)(cptr(bp + 16)))
-	score := 0.0
-	for i := range h.idf {
-		f := freq[i]
-		score += h.idf[i] * (f * (k1 + 1)) / (f + k1*(1-b+b*d/h.avgdl))
+	// Looking up the row's length (a statement step on docs_fts_docsize)
+	// is most of a row's cost, a third of a search's CPU at 4.2M parts.
+	// The score only falls as the length grows, and the row is at least
+	// as long as its last instance's offset + 1, so the score at that
+	// length bounds it: a row whose bound is below the limit-th best score
+	// so far cannot be among the rows kept, and scores 0 (below every
+	// matching row: each holds a phrase) without the lookup.
+	if len(h.top) == h.limit && h.limit > 0 && h.score(freq, float64(last+1)) < h.top[0] {
+		h.prunedRows++
+		h.result(tls, pCtx, row, 0)
+		return
 	}
-	sqlite3.Xsqlite3_result_double(tls, pCtx, -score)
+	if rc = call3i(api.FxColumnSize, tls, pFts, -1, bp+16); rc != sqlite3.SQLITE_OK {
+		sqlite3.Xsqlite3_result_error_code(tls, pCtx, rc)
+		return
+	}
+	score := h.score(freq, float64(*(*int32)(cptr(bp + 16))))
+	if h.limit > 0 {
+		h.keep(score)
+	}
+	h.result(tls, pCtx, row, -score)
+}
+
+// result returns v as row's score, remembering it.
+func (h *bm25Hits) result(tls *libc.TLS, pCtx uintptr, row int64, v float64) {
+	h.lastRow, h.lastResult, h.scored = row, v, true
+	sqlite3.Xsqlite3_result_double(tls, pCtx, v)
+}
+
+// score is BM25 (as a positive number) of a row of length d holding
+// freq[i] instances of phrase i.
+func (h *bm25Hits) score(freq []float64, d float64) float64 {
+	const k1, b = 1.2, 0.75
+	s := 0.0
+	for i, idf := range h.idf {
+		if f := freq[i]; f > 0 {
+			s += idf * (f * (k1 + 1)) / (f + k1*(1-b+b*d/h.avgdl))
+		}
+	}
+	return s
+}
+
+// keep adds score to the best limit scores (h.top, a min-heap).
+func (h *bm25Hits) keep(score float64) {
+	if len(h.top) < h.limit {
+		h.top = append(h.top, score)
+		for i := len(h.top) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h.top[p] <= h.top[i] {
+				break
+			}
+			h.top[p], h.top[i] = h.top[i], h.top[p]
+			i = p
+		}
+		return
+	}
+	if score <= h.top[0] {
+		return
+	}
+	h.top[0] = score
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.top) && h.top[l] < h.top[m] {
+			m = l
+		}
+		if r < len(h.top) && h.top[r] < h.top[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.top[m], h.top[i] = h.top[i], h.top[m]
+		i = m
+	}
 }

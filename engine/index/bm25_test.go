@@ -3,7 +3,9 @@ package index
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -97,7 +99,7 @@ func TestRecallBM25MatchesBM25(t *testing.T) {
 			unknown[i] = -1
 		}
 		for _, hits := range [][]int64{unknown, c.hits} {
-			key, done := withHits(hits)
+			key, done := withHits(hits, 0)
 			got := scores(t, db, `recall_bm25(t, ?)`, c.expr, key)
 			done()
 			if len(got) != len(want) {
@@ -113,7 +115,7 @@ func TestRecallBM25MatchesBM25(t *testing.T) {
 	// Counts that are not the phrases' give other scores (the counts are
 	// what is used, not recounted).
 	want := scores(t, db, `bm25(t)`, `"connection" OR "retry"`)
-	key, done := withHits([]int64{1, 4}) // 4 and 1
+	key, done := withHits([]int64{1, 4}, 0) // 4 and 1
 	got := scores(t, db, `recall_bm25(t, ?)`, `"connection" OR "retry"`, key)
 	done()
 	if math.Abs(got[3]-want[3]) < 1e-6 {
@@ -123,7 +125,7 @@ func TestRecallBM25MatchesBM25(t *testing.T) {
 
 func TestRecallBM25RefusesAMismatch(t *testing.T) {
 	db := bm25Table(t)
-	key, done := withHits([]int64{1, 2})
+	key, done := withHits([]int64{1, 2}, 0)
 	defer done()
 	_, err := db.QueryContext(context.Background(), `SELECT recall_bm25(t, ?) FROM t WHERE t MATCH '"pool"'`, key)
 	if err == nil {
@@ -180,7 +182,7 @@ func TestCompileMatchNumbersItsPhrases(t *testing.T) {
 			t.Errorf("%q: phrases %v, want %v (%s)", c.q, m.Phrases, c.want, m.Expr)
 		}
 		for extra := 0; extra <= 1; extra++ {
-			key, done := withHits(make([]int64, len(m.Phrases)+extra))
+			key, done := withHits(make([]int64, len(m.Phrases)+extra), 0)
 			rows, err := db.Query(`SELECT recall_bm25(t, ?) FROM t WHERE t MATCH ?`, key, m.Expr)
 			if err == nil {
 				for rows.Next() {
@@ -194,4 +196,112 @@ func TestCompileMatchNumbersItsPhrases(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRecallBM25KeepsTheBestRows: rows whose bound says they cannot be
+// among a statement's best limit rows score 0 without their length; the
+// best limit rows must still be bm25()'s, in its order, with its scores,
+// with and without a filter joined in (where SQLite scores only the rows
+// that pass it).
+func TestRecallBM25KeepsTheBestRows(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, s := range []string{
+		`CREATE VIRTUAL TABLE t USING fts5(body, content='', contentless_delete=1, tokenize='porter unicode61')`,
+		`CREATE TABLE d (rid INTEGER PRIMARY KEY, kind TEXT)`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Documents of 1 to 400 words over a small vocabulary, the query words
+	// rarer and placed anywhere, so lengths, frequencies and positions all
+	// vary.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	filler := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda")
+	words := strings.Fields("pool connection retry timeout")
+	tx, _ := db.Begin()
+	for i := 1; i <= 3000; i++ {
+		n := 1 + rnd.IntN(400)
+		if rnd.IntN(3) == 0 {
+			n = 1 + rnd.IntN(12)
+		}
+		doc := make([]string, n)
+		for j := range doc {
+			doc[j] = filler[rnd.IntN(len(filler))]
+			if rnd.IntN(40) == 0 {
+				doc[j] = words[rnd.IntN(len(words))]
+			}
+		}
+		if _, err := tx.Exec(`INSERT INTO t(rowid, body) VALUES (?, ?)`, i, strings.Join(doc, " ")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO d VALUES (?, ?)`, i, []string{"text", "output"}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		id    int64
+		score float64
+	}
+	top := func(q string, args ...any) []row {
+		rows, err := db.Query(q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		var out []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.score); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	pruned := 0
+	for _, expr := range []string{`"pool"`, `"pool" OR "retry"`, `"pool" OR "connection" OR "retry" OR "timeout"`, `"pool" AND "retry"`} {
+		var nPhrase int
+		for _, w := range words {
+			nPhrase += strings.Count(expr, `"`+w+`"`)
+		}
+		for _, limit := range []int{1, 10, 50} {
+			for _, filtered := range []bool{false, true} {
+				q := `SELECT rowid, %s AS score FROM t WHERE t MATCH ? ORDER BY score LIMIT ?`
+				if filtered {
+					q = `SELECT t.rowid, %s AS score FROM t JOIN d ON d.rid = t.rowid WHERE t MATCH ? AND d.kind = 'output' ORDER BY score LIMIT ?`
+				}
+				want := top(fmt.Sprintf(q, `bm25(t)`), expr, limit)
+				hits := make([]int64, nPhrase)
+				for i := range hits {
+					hits[i] = -1
+				}
+				key, done := withHits(hits, limit)
+				got := top(fmt.Sprintf(q, `recall_bm25(t, ?)`), key, expr, limit)
+				h := bm25Lookup(key)
+				pruned += h.prunedRows
+				done()
+				if len(got) != len(want) {
+					t.Fatalf("%s limit %d filtered %v: %d rows, bm25 %d", expr, limit, filtered, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].id != want[i].id || math.Abs(got[i].score-want[i].score) > 1e-12 {
+						t.Errorf("%s limit %d filtered %v: row %d is %v, bm25's %v", expr, limit, filtered, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	if pruned == 0 {
+		t.Error("no row was left unscored: the bound never worked")
+	}
+	t.Logf("%d rows left unscored", pruned)
 }

@@ -253,14 +253,15 @@ func matchQuery(expr, score string, f query.Filter, floor int64, limit int, extr
 }
 
 // bm25Score is the BM25 of a match whose phrases match hits documents
-// each (see recall_bm25; nil: FTS5's bm25(), which counts them): the
-// score expression, the arguments it takes (before the match's own), and
-// the function that ends their registration once the statement is done.
-func bm25Score(hits []int64) (score string, args []any, done func()) {
+// each (see recall_bm25; nil: FTS5's bm25(), which counts them), for a
+// statement that keeps its best limit rows by it: the score expression,
+// the arguments it takes (before the match's own), and the function that
+// ends their registration once the statement is done.
+func bm25Score(hits []int64, limit int) (score string, args []any, done func()) {
 	if hits == nil {
 		return `bm25(docs_fts)`, nil, func() {}
 	}
-	key, done := withHits(hits)
+	key, done := withHits(hits, limit)
 	return `recall_bm25(docs_fts, ?)`, []any{key}, done
 }
 
@@ -298,7 +299,7 @@ func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.
 	if hits != nil && len(hits) != len(m.Phrases) {
 		return nil, nil, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
 	}
-	score, args, done := bm25Score(hits)
+	score, args, done := bm25Score(hits, limit)
 	defer done()
 	inner, margs := matchQuery(m.Expr, score, f, floor, limit, `, d.text AS dtext`)
 	args = append(args, margs...)
