@@ -265,10 +265,13 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 	if err != nil && inv.stdout.err != nil {
 		return ExitFailure // streamed output (export) failed to write: Main says so
 	}
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: what was committed stays (each sync commits as it goes,
 		// and the next picks up from its watermarks), so say how to go on
-		// rather than "context canceled".
+		// rather than "context canceled". Any error after the cancel is
+		// its consequence: database/sql closes a cancelled transaction's
+		// statements, so a write in flight fails with "sql: statement is
+		// closed", not context.Canceled (TestCtrlCDuringSync caught it).
 		msg := "interrupted"
 		if c.Sync || c.Syncs {
 			msg += "; run again to resume"
