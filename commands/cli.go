@@ -265,7 +265,7 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 	if err != nil && inv.stdout.err != nil {
 		return ExitFailure // streamed output (export) failed to write: Main says so
 	}
-	if err != nil && ctx.Err() != nil {
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		// Ctrl-C: what was committed stays (each sync commits as it goes,
 		// and the next picks up from its watermarks), so say how to go on
 		// rather than "context canceled". Any error after the cancel is
