@@ -143,13 +143,9 @@ func (w *bertWeights) ffnBanded(l *layerWeights, x, tmp []float32, band []buffer
 		blocks := (r1 - r0 + kernelRows - 1) / kernelRows
 		buf := band[wk].take(bandRows*inter, bandRows*inter)
 		var scratch [kernelRows * panelWidth]float32
-		for p := 0; p < l.ff1.panels; p++ {
-			gemmBlocks(x[r0*h:], h, &l.ff1, p, buf, inter, 0, blocks, h, &scratch)
-		}
+		gemmPanels(x[r0*h:], h, &l.ff1, 0, l.ff1.panels, buf, inter, 0, blocks, h, &scratch)
 		w.gelu(buf[:(r1-r0)*inter])
-		for p := 0; p < l.ff2.panels; p++ {
-			gemmBlocks(buf, inter, &l.ff2, p, tmp[r0*h:], h, 0, blocks, inter, &scratch)
-		}
+		gemmPanels(buf, inter, &l.ff2, 0, l.ff2.panels, tmp[r0*h:], h, 0, blocks, inter, &scratch)
 		addLayerNorm(x[r0*h:r1*h], tmp[r0*h:r1*h], h, l.norm2)
 	})
 }
@@ -197,18 +193,14 @@ func matmul(a []float32, lda int, m *packedMatrix, c []float32, ldc int, rows in
 		tasks = chunks
 		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
 			b0, b1 := t*blocksPerChunk, min((t+1)*blocksPerChunk, blocks)
-			for p := 0; p < m.panels; p++ {
-				gemmBlocks(a, lda, m, p, c, ldc, b0, b1, m.in, scratch)
-			}
+			gemmPanels(a, lda, m, 0, m.panels, c, ldc, b0, b1, m.in, scratch)
 		}
 	} else {
 		// Short batch (a query): split the output columns instead.
 		tasks = min(m.panels, workers*2)
 		run = func(t int, scratch *[kernelRows * panelWidth]float32) {
 			p0, p1 := t*m.panels/tasks, (t+1)*m.panels/tasks
-			for p := p0; p < p1; p++ {
-				gemmBlocks(a, lda, m, p, c, ldc, 0, blocks, m.in, scratch)
-			}
+			gemmPanels(a, lda, m, p0, p1, c, ldc, 0, blocks, m.in, scratch)
 		}
 	}
 	parallelTasks(tasks, workers, func(t int) {
@@ -273,18 +265,14 @@ func (w *bertWeights) attention(qkv, ctx []float32, seqs [][]int, offs []int, wo
 		km := packedMatrix{in: dh, out: n16, panels: n16 / panelWidth, data: keys, bias: zeroBias}
 		q := qkv[off*ld+hd*dh:]
 		var scratch [kernelRows * panelWidth]float32
-		for p := 0; p < km.panels; p++ {
-			gemmBlocks(q, ld, &km, p, scores, n16, 0, n6/kernelRows, dh, &scratch)
-		}
+		gemmPanels(q, ld, &km, 0, km.panels, scores, n16, 0, n6/kernelRows, dh, &scratch)
 		inv := s.inv.take(n, 0)
 		for i := 0; i < n; i++ {
 			inv[i] = 1 / softmaxExp(scores[i*n16:i*n16+n], scale)
 		}
 		vm := packedMatrix{in: n, out: d16, panels: d16 / panelWidth, data: values, bias: zeroBias}
 		out := s.out.take(n6*d16, 0)
-		for p := 0; p < vm.panels; p++ {
-			gemmBlocks(scores, n16, &vm, p, out, d16, 0, n6/kernelRows, n, &scratch)
-		}
+		gemmPanels(scores, n16, &vm, 0, vm.panels, out, d16, 0, n6/kernelRows, n, &scratch)
 		for i := 0; i < n; i++ {
 			dst := ctx[(off+i)*h+hd*dh : (off+i)*h+(hd+1)*dh]
 			src := out[i*d16 : i*d16+dh]

@@ -72,6 +72,29 @@ func gemmBlocks(a []float32, lda int, m *packedMatrix, p int, c []float32, ldc i
 	}
 }
 
+// gemmPanels computes panels [p0, p1) of row blocks [b0, b1) of C, as
+// gemmBlocks does for one panel; two full panels side by side go through
+// kernelPanelPair (one AVX-512 kernel where the CPU has it).
+func gemmPanels(a []float32, lda int, m *packedMatrix, p0, p1 int, c []float32, ldc int, b0, b1 int, k int, scratch *[kernelRows * panelWidth]float32) {
+	if b1 <= b0 {
+		return
+	}
+	p := p0
+	if useAVX512 {
+		r0 := b0 * kernelRows
+		for ; p+1 < p1; p += 2 {
+			col := p * panelWidth
+			if col+2*panelWidth > ldc || col+2*panelWidth > m.out {
+				break
+			}
+			kernelPanelPair(a[r0*lda:], lda, m.data[p*m.in*panelWidth:], k, c[r0*ldc+col:], ldc, m.bias[p*panelWidth:], b1-b0)
+		}
+	}
+	for ; p < p1; p++ {
+		gemmBlocks(a, lda, m, p, c, ldc, b0, b1, k, scratch)
+	}
+}
+
 // kernelPanelGo runs kernel6x16Go on blocks consecutive row blocks.
 func kernelPanelGo(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32, blocks int) {
 	for i := 0; i < blocks; i++ {

@@ -6,6 +6,11 @@ import "golang.org/x/sys/cpu"
 
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// useAVX512 picks the two-panel kernel where the CPU (and the OS, which
+// x/sys/cpu checks for the ZMM state) has AVX-512F. A variable: tests
+// compare it with the AVX2 path.
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+
 //go:noescape
 func gemm6x16AVX2(a *float32, lda int, b *float32, k int, c *float32, ldc int, bias *float32)
 
@@ -40,4 +45,27 @@ func kernelPanel(a []float32, lda int, b []float32, k int, c []float32, ldc int,
 	_ = c[(rows-1)*ldc+panelWidth-1]
 	_ = bias[panelWidth-1]
 	gemmPanelAVX2(&a[0], lda, &b[0], k, &c[0], ldc, &bias[0], blocks)
+}
+
+//go:noescape
+func gemmPanelPairAVX512(a *float32, lda int, b *float32, k int, c *float32, ldc int, bias *float32, blocks int)
+
+// kernelPanelPair is kernelPanel over two adjacent panels at once: b holds
+// them end to end (2*k*panelWidth floats), bias and each row of C 2*panelWidth
+// columns.
+func kernelPanelPair(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32, blocks int) {
+	if !useAVX512 {
+		kernelPanel(a, lda, b, k, c, ldc, bias, blocks)
+		kernelPanel(a, lda, b[k*panelWidth:], k, c[panelWidth:], ldc, bias[panelWidth:], blocks)
+		return
+	}
+	if blocks <= 0 {
+		return
+	}
+	rows := blocks * kernelRows
+	_ = a[(rows-1)*lda+k-1]
+	_ = b[2*k*panelWidth-1]
+	_ = c[(rows-1)*ldc+2*panelWidth-1]
+	_ = bias[2*panelWidth-1]
+	gemmPanelPairAVX512(&a[0], lda, &b[0], k, &c[0], ldc, &bias[0], blocks)
 }

@@ -188,3 +188,112 @@ pstore:
 pdone:
 	VZEROUPPER
 	RET
+
+// func gemmPanelPairAVX512(a *float32, lda int, b *float32, k int, c *float32, ldc int, bias *float32, blocks int)
+// C[0:6][0:32] = bias + A[0:6][0:k] · [P0 P1] over blocks consecutive 6-row
+// blocks, where P0 is the packed panel at b and P1 the next one (k*16
+// floats after it): two panels at once, one ZMM register per row and
+// panel, so each FMA does 16 lanes where gemmPanelAVX2's does 8.
+TEXT ·gemmPanelPairAVX512(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), R12
+	MOVQ k+24(FP), R13
+	MOVQ c+32(FP), BX
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	MOVQ bias+48(FP), AX
+	MOVQ blocks+56(FP), R11
+	// R14 = the second panel's offset in bytes (k * 16 floats).
+	MOVQ R13, R14
+	SHLQ $6, R14
+	TESTQ R11, R11
+	JE    zdone
+
+zblock:
+	MOVQ R12, DI
+	MOVQ R13, CX
+	MOVQ BX, DX
+
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+
+	LEAQ (SI)(R8*2), R10
+	ADDQ R8, R10
+
+	TESTQ CX, CX
+	JE    zstore
+
+zloop:
+	VMOVUPS (DI), Z12
+	VMOVUPS (DI)(R14*1), Z13
+
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z3
+	VBROADCASTSS (SI)(R8*2), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VBROADCASTSS (R10), Z17
+	VFMADD231PS  Z12, Z17, Z6
+	VFMADD231PS  Z13, Z17, Z7
+	VBROADCASTSS (R10)(R8*1), Z18
+	VFMADD231PS  Z12, Z18, Z8
+	VFMADD231PS  Z13, Z18, Z9
+	VBROADCASTSS (R10)(R8*2), Z19
+	VFMADD231PS  Z12, Z19, Z10
+	VFMADD231PS  Z13, Z19, Z11
+
+	ADDQ $4, SI
+	ADDQ $4, R10
+	ADDQ $64, DI
+	DECQ CX
+	JNE  zloop
+
+zstore:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R9, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R9, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R9, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R9, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R9, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+
+	// Next block: A back to column 0 and down 6 rows; C down 6 rows.
+	MOVQ R13, CX
+	SHLQ $2, CX
+	SUBQ CX, SI
+	LEAQ (R8)(R8*2), CX
+	LEAQ (SI)(CX*2), SI
+	LEAQ (R9)(R9*2), CX
+	LEAQ (BX)(CX*2), BX
+	DECQ R11
+	JNE  zblock
+
+zdone:
+	VZEROUPPER
+	RET
