@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"github.com/recallhq/recall/engine/query"
 	"os"
@@ -78,6 +79,35 @@ func TestReadOnlyIndexAnswers(t *testing.T) {
 	_, err = ro.Sync(ctx, SyncOptions{Force: true})
 	if err == nil || !strings.Contains(err.Error(), ix) || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "--no-sync") {
 		t.Errorf("sync of a read-only index: want an error naming %s, read-only and --no-sync, got %v", ix, err)
+	}
+}
+
+// An index of the schema before (7, without doc_lens) on a read-only
+// filesystem is searched as it is: it cannot be upgraded there.
+func TestReadOnlySchema7IndexAnswers(t *testing.T) {
+	db := fixture(t, "v1")
+	dir := filepath.Join(t.TempDir(), "ix")
+	os.Mkdir(dir, 0o700)
+	path := filepath.Join(dir, "index.db")
+	e := openAt(t, db, path)
+	e.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TRIGGER docs_drop_lens`, `DROP TABLE doc_lens`, `UPDATE meta SET value = '7' WHERE key = 'schema_version'`, `PRAGMA wal_checkpoint(TRUNCATE)`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	ro, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(readOnlyView(t, dir), "index.db"), Getenv: noEnv})
+	if err != nil {
+		t.Fatalf("open a read-only schema-7 index: %v", err)
+	}
+	defer ro.Close()
+	if res := search(t, ro, "ERR_QUOTA_7731"); len(res.Hits) == 0 {
+		t.Fatal("no hits from the read-only schema-7 index")
 	}
 }
 

@@ -55,6 +55,9 @@ type bm25Hits struct {
 	lastResult float64
 	scored     bool
 	prunedRows int // rows scored 0 by their bound (for tests)
+	// lens reads rows' lengths from doc_lens instead of FTS5's docsize
+	// (see docLens); nil for a table that has none (tests' own FTS tables).
+	lens *docLens
 }
 
 var (
@@ -68,15 +71,22 @@ var (
 // keeps only its best limit rows by this score (ORDER BY it, LIMIT limit)
 // passes limit, so rows that cannot be among them are not scored in full
 // (0: every row is).
-func withHits(hits []int64, limit int) (key int64, done func()) {
+// Rows' lengths are read from doc_lens through lens (nil: FTS5's docsize
+// alone, for a table with no doc_lens).
+func withHits(hits []int64, limit int, lens *lensCache) (key int64, done func()) {
 	key = bm25Next.Add(1)
+	h := &bm25Hits{hits: hits, limit: limit}
+	if lens != nil {
+		h.lens = &docLens{cache: lens}
+	}
 	bm25Mu.Lock()
-	bm25Reg[key] = &bm25Hits{hits: hits, limit: limit}
+	bm25Reg[key] = h
 	bm25Mu.Unlock()
 	return key, func() {
 		bm25Mu.Lock()
 		delete(bm25Reg, key)
 		bm25Mu.Unlock()
+		h.lens.close()
 	}
 }
 
@@ -88,7 +98,7 @@ func bm25Lookup(key int64) *bm25Hits {
 
 // C strings the registration hands to SQLite; never freed.
 var (
-	bm25Name, fts5APISQL, fts5APIPtrType uintptr
+	bm25Name, fts5APISQL, fts5APIPtrType, docLensSQL, lensGenSQL uintptr
 )
 
 func init() {
@@ -98,7 +108,9 @@ func init() {
 	for _, s := range []struct {
 		p *uintptr
 		v string
-	}{{&bm25Name, "recall_bm25"}, {&fts5APISQL, "SELECT fts5(?1)"}, {&fts5APIPtrType, "fts5_api_ptr"}} {
+	}{{&bm25Name, "recall_bm25"}, {&fts5APISQL, "SELECT fts5(?1)"}, {&fts5APIPtrType, "fts5_api_ptr"},
+		{&docLensSQL, "SELECT lens FROM doc_lens WHERE chunk = ?1"},
+		{&lensGenSQL, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lens_gen'"}} {
 		if *s.p, err = libc.CString(s.v); err != nil {
 			panic(err)
 		}
@@ -254,11 +266,15 @@ func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintp
 		h.result(tls, pCtx, row, 0)
 		return
 	}
-	if rc = call3i(api.FxColumnSize, tls, pFts, -1, bp+16); rc != sqlite3.SQLITE_OK {
-		sqlite3.Xsqlite3_result_error_code(tls, pCtx, rc)
-		return
+	n, ok := h.lens.length(tls, pCtx, row)
+	if !ok {
+		if rc = call3i(api.FxColumnSize, tls, pFts, -1, bp+16); rc != sqlite3.SQLITE_OK {
+			sqlite3.Xsqlite3_result_error_code(tls, pCtx, rc)
+			return
+		}
+		n = *(*int32)(cptr(bp + 16))
 	}
-	score := h.score(freq, float64(*(*int32)(cptr(bp + 16))))
+	score := h.score(freq, float64(n))
 	if h.limit > 0 {
 		h.keep(score)
 	}
@@ -316,4 +332,162 @@ func (h *bm25Hits) keep(score float64) {
 		h.top[m], h.top[i] = h.top[i], h.top[m]
 		i = m
 	}
+}
+
+// Documents' lengths for recall_bm25 come from the index's doc_lens
+// table (docLensTable) when it has them: each row of it holds the lengths
+// of 1,024 consecutive rowids, two bytes each, and an index's chunks read
+// so far are kept in memory (lensCache), so a long-running engine reads
+// each once. Each length docsize gives was one lookup of a 48 MB table at
+// 4.2M parts, most of them pages SQLite's cache did not hold: a third of
+// a search's CPU. A length doc_lens does not hold (0: a chunk not built
+// yet, a rowid with no document when its chunk was built; lensTooLong)
+// is FTS5's own lookup, so the scores are bm25()'s either way
+// (TestRecallBM25WithDocLens).
+
+// lensCache is one index's doc_lens chunks read so far, shared by its
+// statements. gen is the index's lens_gen they were read at: a deleted
+// document bumps it (docLensTrigger), since its rowid may be used again
+// by another document; a statement of another generation keeps what it
+// reads to itself.
+type lensCache struct {
+	mu     sync.Mutex
+	gen    int64
+	chunks map[int64][]byte
+}
+
+// maxLensChunks bounds a lensCache (2 KB a chunk: 16 MB, 8.4M documents).
+const maxLensChunks = 8192
+
+// docLens is one statement's reader of doc_lens.
+type docLens struct {
+	cache   *lensCache
+	stmt    uintptr // on the statement's connection, prepared at first use
+	off     bool    // no doc_lens to read (an index from before it)
+	gen     int64   // lens_gen in the statement's snapshot
+	checked bool
+	local   map[int64][]byte // chunks read when the cache is of another generation
+	fresh   map[int64]bool   // chunks this statement read itself
+	found   int              // lengths it gave (for tests)
+}
+
+// length is row's length in tokens, and whether doc_lens had it.
+func (l *docLens) length(tls *libc.TLS, pCtx uintptr, row int64) (int32, bool) {
+	if l == nil || l.off {
+		return 0, false
+	}
+	if !l.checked {
+		l.checkGen(tls, pCtx)
+		if l.off {
+			return 0, false
+		}
+	}
+	c, i := row>>lensShift, int(row&(1<<lensShift-1))*2
+	buf, ok := l.get(c)
+	// A chunk read before documents were added past its end is read
+	// again, once a statement.
+	if !ok || i+2 > len(buf) && !l.fresh[c] {
+		if buf = l.load(tls, pCtx, c); l.off {
+			return 0, false
+		}
+	}
+	if i+2 > len(buf) {
+		return 0, false
+	}
+	v := uint16(buf[i]) | uint16(buf[i+1])<<8
+	if v == 0 || v == lensTooLong {
+		return 0, false
+	}
+	l.found++
+	return int32(v), true
+}
+
+func (l *docLens) get(c int64) ([]byte, bool) {
+	l.cache.mu.Lock()
+	defer l.cache.mu.Unlock()
+	if l.cache.gen != l.gen {
+		b, ok := l.local[c]
+		return b, ok
+	}
+	b, ok := l.cache.chunks[c]
+	return b, ok
+}
+
+func (l *docLens) put(c int64, b []byte) {
+	l.fresh[c] = true
+	l.cache.mu.Lock()
+	defer l.cache.mu.Unlock()
+	if l.cache.gen != l.gen {
+		l.local[c] = b
+		return
+	}
+	if len(l.cache.chunks) >= maxLensChunks {
+		l.cache.chunks = map[int64][]byte{}
+	}
+	l.cache.chunks[c] = b
+}
+
+// prepare prepares q on the statement's connection.
+func prepare(tls *libc.TLS, pCtx, q uintptr) (uintptr, bool) {
+	bp := tls.Alloc(8)
+	defer tls.Free(8)
+	*(*uintptr)(cptr(bp)) = 0
+	db := sqlite3.Xsqlite3_context_db_handle(tls, pCtx)
+	if rc := sqlite3.Xsqlite3_prepare_v2(tls, db, q, -1, bp, 0); rc != sqlite3.SQLITE_OK {
+		return 0, false
+	}
+	return *(*uintptr)(cptr(bp)), true
+}
+
+// checkGen reads lens_gen in the statement's snapshot; a newer one
+// empties the cache.
+func (l *docLens) checkGen(tls *libc.TLS, pCtx uintptr) {
+	l.checked = true
+	l.local, l.fresh = map[int64][]byte{}, map[int64]bool{}
+	st, ok := prepare(tls, pCtx, lensGenSQL)
+	if !ok {
+		l.off = true
+		return
+	}
+	if sqlite3.Xsqlite3_step(tls, st) == sqlite3.SQLITE_ROW {
+		l.gen = sqlite3.Xsqlite3_column_int64(tls, st, 0)
+	}
+	sqlite3.Xsqlite3_finalize(tls, st)
+	if l.stmt, ok = prepare(tls, pCtx, docLensSQL); !ok {
+		l.off = true
+		return
+	}
+	l.cache.mu.Lock()
+	if l.gen > l.cache.gen || l.cache.chunks == nil {
+		l.cache.gen, l.cache.chunks = l.gen, map[int64][]byte{}
+	}
+	l.cache.mu.Unlock()
+}
+
+// load reads chunk c (empty when doc_lens has no such row) and keeps it.
+// It reads on the match's connection, in its snapshot.
+func (l *docLens) load(tls *libc.TLS, pCtx uintptr, c int64) []byte {
+	var buf []byte
+	sqlite3.Xsqlite3_bind_int64(tls, l.stmt, 1, c)
+	if sqlite3.Xsqlite3_step(tls, l.stmt) == sqlite3.SQLITE_ROW {
+		if p, n := sqlite3.Xsqlite3_column_blob(tls, l.stmt, 0), sqlite3.Xsqlite3_column_bytes(tls, l.stmt, 0); p != 0 && n > 0 {
+			buf = append([]byte(nil), unsafe.Slice((*byte)(cptr(p)), n)...)
+		}
+	}
+	sqlite3.Xsqlite3_reset(tls, l.stmt)
+	l.put(c, buf)
+	return buf
+}
+
+// close finalizes the statement (the connection's mutex makes that safe
+// from any goroutine; SQLite closes a connection only once its statements
+// are finalized).
+func (l *docLens) close() {
+	if l == nil || l.stmt == 0 {
+		return
+	}
+	tls := libc.NewTLS()
+	sqlite3.Xsqlite3_finalize(tls, l.stmt)
+	tls.Close()
+	l.stmt = 0
 }

@@ -99,7 +99,7 @@ func TestRecallBM25MatchesBM25(t *testing.T) {
 			unknown[i] = -1
 		}
 		for _, hits := range [][]int64{unknown, c.hits} {
-			key, done := withHits(hits, 0)
+			key, done := withHits(hits, 0, nil)
 			got := scores(t, db, `recall_bm25(t, ?)`, c.expr, key)
 			done()
 			if len(got) != len(want) {
@@ -115,7 +115,7 @@ func TestRecallBM25MatchesBM25(t *testing.T) {
 	// Counts that are not the phrases' give other scores (the counts are
 	// what is used, not recounted).
 	want := scores(t, db, `bm25(t)`, `"connection" OR "retry"`)
-	key, done := withHits([]int64{1, 4}, 0) // 4 and 1
+	key, done := withHits([]int64{1, 4}, 0, nil) // 4 and 1
 	got := scores(t, db, `recall_bm25(t, ?)`, `"connection" OR "retry"`, key)
 	done()
 	if math.Abs(got[3]-want[3]) < 1e-6 {
@@ -125,7 +125,7 @@ func TestRecallBM25MatchesBM25(t *testing.T) {
 
 func TestRecallBM25RefusesAMismatch(t *testing.T) {
 	db := bm25Table(t)
-	key, done := withHits([]int64{1, 2}, 0)
+	key, done := withHits([]int64{1, 2}, 0, nil)
 	defer done()
 	_, err := db.QueryContext(context.Background(), `SELECT recall_bm25(t, ?) FROM t WHERE t MATCH '"pool"'`, key)
 	if err == nil {
@@ -182,7 +182,7 @@ func TestCompileMatchNumbersItsPhrases(t *testing.T) {
 			t.Errorf("%q: phrases %v, want %v (%s)", c.q, m.Phrases, c.want, m.Expr)
 		}
 		for extra := 0; extra <= 1; extra++ {
-			key, done := withHits(make([]int64, len(m.Phrases)+extra), 0)
+			key, done := withHits(make([]int64, len(m.Phrases)+extra), 0, nil)
 			rows, err := db.Query(`SELECT recall_bm25(t, ?) FROM t WHERE t MATCH ?`, key, m.Expr)
 			if err == nil {
 				for rows.Next() {
@@ -284,7 +284,7 @@ func TestRecallBM25KeepsTheBestRows(t *testing.T) {
 				for i := range hits {
 					hits[i] = -1
 				}
-				key, done := withHits(hits, limit)
+				key, done := withHits(hits, limit, nil)
 				got := top(fmt.Sprintf(q, `recall_bm25(t, ?)`), key, expr, limit)
 				h := bm25Lookup(key)
 				pruned += h.prunedRows

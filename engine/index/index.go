@@ -26,7 +26,12 @@ import (
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 7
+const SchemaVersion = 8
+
+// additive are the statements that take an index of the version before
+// SchemaVersion to it without rebuilding it (version 8: doc_lens, whose
+// chunks the next write builds).
+var additive = map[int][]string{7: {docLensTable, docLensTrigger, docLensTodo}}
 
 // ErrCorrupt marks an index file of ours that is damaged; the caller moves
 // it aside (MoveAside) and rebuilds it.
@@ -42,6 +47,7 @@ type Index struct {
 	// and keeps the cuts of long texts out of secrets (see bound).
 	redactor *redact.Redactor
 	stmts    stmtCache // the search path's prepared statements
+	lens     lensCache // doc_lens chunks read (recall_bm25)
 }
 
 // SetRedactor sets the redactor that cleans text before it is indexed.
@@ -316,6 +322,10 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 		return ix.adopt(ctx, id)
 	case err != nil && !errors.Is(err, errNoSchema):
 		return err
+	case ix.readOnly && additive[version] != nil:
+		// The version before, which cannot be given what it lacks here: it
+		// answers as it is (recall_bm25 reads docsize without doc_lens).
+		return nil
 	case ix.readOnly:
 		return fmt.Errorf("the index %s needs its schema built or upgraded (schema %d, want %d), which read-only storage does not allow; run once with the index on a writable disk, or pass --index with a path on one", ix.path, version, SchemaVersion)
 	}
@@ -330,6 +340,12 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 	version, err = ix.schemaVersion(ctx)
 	switch {
 	case err == nil && version == SchemaVersion:
+		return ix.adopt(ctx, id)
+	case err == nil && additive[version] != nil:
+		// The version before: add what it lacks, keeping what it holds.
+		if err := ix.addToSchema(ctx, additive[version]); err != nil {
+			return err
+		}
 		return ix.adopt(ctx, id)
 	case err == nil:
 		// Older or newer layout of ours: the index is a cache, so drop and
@@ -378,6 +394,27 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 		return fmt.Errorf("create index schema: %w", err)
 	}
 	return ix.adopt(ctx, id)
+}
+
+// addToSchema runs stmts and records SchemaVersion, in one transaction.
+func (ix *Index) addToSchema(ctx context.Context, stmts []string) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate index: %w", err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range append(stmts, fmt.Sprintf(`UPDATE meta SET value = '%d' WHERE key = 'schema_version'`, SchemaVersion)) {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			if isCorruption(err) {
+				return corrupt(ix.path, err)
+			}
+			return fmt.Errorf("migrate index: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate index: %w", err)
+	}
+	return nil
 }
 
 // checkLayout refuses a file with Recall's mark that holds a table Recall
@@ -642,10 +679,33 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS doc_vectors(doc_rid INTEGER PRIMARY KEY, hash BLOB NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS doc_vectors_hash ON doc_vectors(hash)`,
 	`CREATE TRIGGER IF NOT EXISTS docs_drop_vector AFTER DELETE ON docs BEGIN DELETE FROM doc_vectors WHERE doc_rid = old.rid; END`,
+	// Each document's length in tokens, 1,024 rowids a row (see
+	// index.docLens), for BM25: denser than docsize, which it copies.
+	docLensTable,
+	docLensTrigger,
+	docLensTodo,
 	// Sessions the user asked Recall to forget: never indexed again (the
 	// history itself is never touched).
 	`CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, time INTEGER NOT NULL) WITHOUT ROWID`,
 }
+
+// doc_lens and the trigger that empties a chunk when one of its
+// documents goes (the next write builds it again: Writer.refreshDocLens),
+// so a length doc_lens holds is always the document's at that rowid, and
+// bumps lens_gen.
+const (
+	docLensTable   = `CREATE TABLE IF NOT EXISTS doc_lens(chunk INTEGER PRIMARY KEY, lens BLOB NOT NULL)`
+	docLensTrigger = `CREATE TRIGGER IF NOT EXISTS docs_drop_lens AFTER DELETE ON docs BEGIN
+		UPDATE doc_lens SET lens = x'' WHERE chunk = old.rid >> 10 AND lens <> x'';
+		` + bumpLensGen + `;
+	END`
+	// docLensTodo finds the chunks the trigger emptied without reading the
+	// others (2 KB each).
+	docLensTodo = `CREATE INDEX IF NOT EXISTS doc_lens_todo ON doc_lens(chunk) WHERE lens = x''`
+	// bumpLensGen tells the engines that keep doc_lens chunks in memory
+	// (lensCache) that a rowid may now name another document.
+	bumpLensGen = `INSERT INTO meta(key, value) VALUES ('lens_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`
+)
 
 // schemaTables are the tables the current schema makes, with the shadow
 // tables SQLite keeps behind each FTS5 table.

@@ -257,11 +257,11 @@ func matchQuery(expr, score string, f query.Filter, floor int64, limit int, extr
 // statement that keeps its best limit rows by it: the score expression,
 // the arguments it takes (before the match's own), and the function that
 // ends their registration once the statement is done.
-func bm25Score(hits []int64, limit int) (score string, args []any, done func()) {
+func bm25Score(hits []int64, limit int, lens *lensCache) (score string, args []any, done func()) {
 	if hits == nil {
 		return `bm25(docs_fts)`, nil, func() {}
 	}
-	key, done := withHits(hits, limit)
+	key, done := withHits(hits, limit, lens)
 	return `recall_bm25(docs_fts, ?)`, []any{key}, done
 }
 
@@ -299,7 +299,7 @@ func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.
 	if hits != nil && len(hits) != len(m.Phrases) {
 		return nil, nil, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
 	}
-	score, args, done := bm25Score(hits, limit)
+	score, args, done := bm25Score(hits, limit, &ix.lens)
 	defer done()
 	inner, margs := matchQuery(m.Expr, score, f, floor, limit, `, d.text AS dtext`)
 	args = append(args, margs...)

@@ -190,6 +190,12 @@ func TestLegacyIndexAdopted(t *testing.T) {
 	p := filepath.Join(privateDir(t), "old.db")
 	ix := openIndex(t, p)
 	key, _ := ix.Meta(context.Background(), "cursor_key")
+	// A pre-mark index has only legacyTables (doc_lens came with schema 8).
+	for _, q := range []string{`DROP TRIGGER docs_drop_lens`, `DROP TABLE doc_lens`, `UPDATE meta SET value = '7' WHERE key = 'schema_version'`} {
+		if _, err := ix.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ix.db.Exec(`PRAGMA application_id = 0`)
 	ix.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	ix.Close()

@@ -49,6 +49,7 @@ type Writer struct {
 	reuse map[docKey][]int64
 
 	insMsg, insPart, insDoc, updDoc, insFTS, insTouch, insSession *sql.Stmt
+	selSizes, putLens                                             *sql.Stmt // refreshDocLens's, prepared on first use
 }
 
 // BeginWrite starts a write transaction.
@@ -132,6 +133,10 @@ func (w *Writer) Commit(ctx context.Context) error {
 		w.tx.Rollback()
 		return err
 	}
+	if err := w.refreshDocLens(ctx); err != nil {
+		w.tx.Rollback()
+		return err
+	}
 	if err := w.tx.Commit(); err != nil {
 		return fmt.Errorf("commit index write: %w", err)
 	}
@@ -168,7 +173,13 @@ func (w *Writer) ClearSessions(ctx context.Context) error {
 	for _, q := range []string{
 		`INSERT INTO docs_fts(docs_fts) VALUES('delete-all')`,
 		`DELETE FROM doc_vectors`,
+		// Without the trigger for the docs it deletes (a chunk update and
+		// a meta update a document), then the one bump they imply.
+		`DELETE FROM doc_lens`,
+		`DROP TRIGGER IF EXISTS docs_drop_lens`,
 		`DELETE FROM docs`,
+		docLensTrigger,
+		bumpLensGen,
 		`DELETE FROM parts`,
 		`DELETE FROM messages`,
 		`DELETE FROM file_touches`,
@@ -624,4 +635,123 @@ func (w *Writer) Forget(ctx context.Context, ids []string, now int64) error {
 		}
 	}
 	return nil
+}
+
+// lensShift: doc_lens holds the lengths of 1<<lensShift consecutive rowids
+// a row, two bytes each (little-endian); lensTooLong marks a document of
+// that many tokens or more, whose length FTS5's docsize holds.
+const (
+	lensShift   = 10
+	lensTooLong = 0xffff
+)
+
+// refreshDocLens brings doc_lens (see docLens) up to date with the
+// full-text index in the write's transaction: it builds from docsize the
+// chunks a delete emptied (docLensTrigger), the last one (it may have
+// grown) and any past it; every chunk of an index that has none yet (one
+// upgraded from schema 7: 6-7 s at 4.2M parts, once).
+func (w *Writer) refreshDocLens(ctx context.Context) error {
+	var top, last sql.NullInt64
+	if err := w.tx.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM docs_fts_docsize), (SELECT max(chunk) FROM doc_lens)`).Scan(&top, &last); err != nil {
+		return fmt.Errorf("document lengths: %w", err)
+	}
+	if !top.Valid {
+		return nil
+	}
+	rows, err := w.tx.QueryContext(ctx, `SELECT chunk FROM doc_lens WHERE lens = x''`)
+	if err != nil {
+		return fmt.Errorf("document lengths: %w", err)
+	}
+	var todo []int64
+	for rows.Next() {
+		var c int64
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return fmt.Errorf("document lengths: %w", err)
+		}
+		if !last.Valid || c < last.Int64 {
+			todo = append(todo, c)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("document lengths: %w", err)
+	}
+	from := int64(0)
+	if last.Valid {
+		from = last.Int64
+	}
+	for c := from; c <= top.Int64>>lensShift; c++ {
+		todo = append(todo, c)
+	}
+	for _, c := range todo {
+		if err := w.buildDocLens(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildDocLens writes chunk c of doc_lens from docsize: each rowid's
+// length, 0 for a rowid with no document.
+func (w *Writer) buildDocLens(ctx context.Context, c int64) error {
+	if w.selSizes == nil {
+		var err error
+		if w.selSizes, err = w.tx.PrepareContext(ctx, `SELECT id, sz FROM docs_fts_docsize WHERE id >= ? AND id < ?`); err != nil {
+			return fmt.Errorf("document lengths: %w", err)
+		}
+		if w.putLens, err = w.tx.PrepareContext(ctx, `INSERT OR REPLACE INTO doc_lens(chunk, lens) VALUES (?, ?)`); err != nil {
+			return fmt.Errorf("document lengths: %w", err)
+		}
+	}
+	base := c << lensShift
+	rows, err := w.selSizes.QueryContext(ctx, base, base+1<<lensShift)
+	if err != nil {
+		return fmt.Errorf("document lengths: %w", err)
+	}
+	lens := make([]byte, 2<<lensShift)
+	n := 0
+	for rows.Next() {
+		var id int64
+		var sz []byte
+		if err := rows.Scan(&id, &sz); err != nil {
+			rows.Close()
+			return fmt.Errorf("document lengths: %w", err)
+		}
+		v := docsizeTokens(sz)
+		if v >= lensTooLong {
+			v = lensTooLong
+		}
+		i := int(id-base) * 2
+		lens[i], lens[i+1] = byte(v), byte(v>>8)
+		n = i + 2
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("document lengths: %w", err)
+	}
+	// A chunk with no document left is one zero length, not empty: empty
+	// is the trigger's mark of a chunk to build.
+	if _, err := w.putLens.ExecContext(ctx, c, lens[:max(n, 2)]); err != nil {
+		return fmt.Errorf("document lengths: %w", err)
+	}
+	return nil
+}
+
+// docsizeTokens is the token count a docsize row holds: one varint per
+// column (docs_fts has one), in SQLite's varint format (big-endian groups
+// of 7 bits, the high bit set on every byte but the last; a ninth byte
+// holds 8 bits).
+func docsizeTokens(b []byte) uint64 {
+	var v uint64
+	for i := 0; i < len(b) && i < 9; i++ {
+		if i == 8 {
+			return v<<8 | uint64(b[i])
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i] < 0x80 {
+			return v
+		}
+	}
+	return v
 }
