@@ -387,13 +387,13 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err != nil {
 		return err
 	}
-	for id, st := range stamps {
-		stamps[id] = st + cfg
-	}
+	// A stored stamp is the source's with cfg after it; compared here and
+	// made for the sessions written, not for every session up front (each
+	// was held for the whole sync).
 	var todo []*model.Session
 	for _, s := range sessions {
 		old, ok := indexed[s.ID]
-		if !ok || opts.Force || old != stamps[s.ID] {
+		if !ok || opts.Force || !isStamp(old, stamps[s.ID], cfg) {
 			todo = append(todo, byID[s.ID])
 		}
 	}
@@ -483,7 +483,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 				return err
 			}
 		}
-		n, df, err := sh.writeSession(ctx, w, rd, s, rootOf(s, byID), stamps[s.ID], now)
+		n, df, err := sh.writeSession(ctx, w, rd, s, rootOf(s, byID), stamps[s.ID]+cfg, now)
 		if err != nil {
 			return err
 		}
@@ -596,6 +596,11 @@ func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool
 	}
 	sh.e.log.Info("history stamps", "source", sh.name, "walked", st.Walked, "lookups", st.Lookups, "sessions", len(st.Stamps), "ms", time.Since(start).Milliseconds())
 	return st.Stamps, st.Next, nil
+}
+
+// isStamp reports whether stored is the stamp st+cfg.
+func isStamp(stored, st, cfg string) bool {
+	return len(stored) == len(st)+len(cfg) && strings.HasPrefix(stored, st) && strings.HasSuffix(stored, cfg)
 }
 
 // writeSession writes the reader's next session; df is non-nil when the

@@ -679,3 +679,24 @@ func ftsSegments(t *testing.T, raw *sql.DB) int {
 	}
 	return n
 }
+
+// isStamp compares a stored stamp with a source stamp and the config
+// suffix without building their concatenation.
+func TestIsStamp(t *testing.T) {
+	for _, c := range []struct {
+		stored, st, cfg string
+		want            bool
+	}{
+		{"12/3/x|config:ab|src:1", "12/3/x", "|config:ab|src:1", true},
+		{"12/3/x|config:ab|src:1", "12/3/y", "|config:ab|src:1", false},
+		{"12/3/x|config:ab|src:1", "12/3/x", "|config:ac|src:1", false},
+		{"12/3/x|config:ab|src:1", "12/3/", "x|config:ab|src:1", true},
+		{"12/3/x|config:ab|src:1x", "12/3/x", "|config:ab|src:1", false},
+		{"", "", "", true},
+		{"12/3/x", "12/3/x", "|config:ab", false},
+	} {
+		if got := isStamp(c.stored, c.st, c.cfg); got != c.want {
+			t.Errorf("isStamp(%q, %q, %q) = %v, want %v", c.stored, c.st, c.cfg, got, c.want)
+		}
+	}
+}

@@ -437,14 +437,28 @@ func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
 			return nil, describeDBError(s.dbPath, err)
 		}
 		defer rows.Close()
+		// A history's sessions share a few projects, directories, agents
+		// and versions: each is held once, not once a session, for the
+		// whole sync.
+		shared := map[string]string{}
+		intern := func(b sql.RawBytes) string {
+			if v, ok := shared[string(b)]; ok {
+				return v
+			}
+			v := string(b)
+			shared[v] = v
+			return v
+		}
+		var project, dir, agent, version sql.RawBytes
 		for rows.Next() {
 			var ss model.Session
 			var revert string
-			if err := rows.Scan(&ss.ID, &ss.ParentID, &ss.ProjectID, &ss.Directory, &ss.Title, &ss.Slug,
-				&ss.Agent, &ss.Version, &ss.Created, &ss.Updated, &ss.Archived, &revert); err != nil {
+			if err := rows.Scan(&ss.ID, &ss.ParentID, &project, &dir, &ss.Title, &ss.Slug,
+				&agent, &version, &ss.Created, &ss.Updated, &ss.Archived, &revert); err != nil {
 				s.warn("session row", err.Error())
 				continue
 			}
+			ss.ProjectID, ss.Directory, ss.Agent, ss.Version = intern(project), intern(dir), intern(agent), intern(version)
 			ss.RevertMsgID = revertMessageID(revert)
 			ss.Era = EraV1
 			out = append(out, ss)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/recallhq/recall/engine/model"
 )
@@ -389,5 +390,39 @@ func TestMissingHistory(t *testing.T) {
 	sort.Strings(names)
 	if len(names) != 0 {
 		t.Errorf("opening a missing history made %v", names)
+	}
+}
+
+// Sessions holds each directory, project, agent and version once: the
+// sessions sharing one share its bytes (a sync keeps the whole list for
+// its length), and the values are the rows' own.
+func TestSessionsShareRepeatedFields(t *testing.T) {
+	s := open(t, copyFixture(t, "v1"))
+	list, err := s.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]string{}
+	shared := 0
+	for _, ss := range list {
+		if ss.Directory == "" {
+			continue
+		}
+		var dir string
+		if err := s.db.QueryRow(`SELECT directory FROM session WHERE id = ?`, ss.ID).Scan(&dir); err != nil || dir != ss.Directory {
+			t.Fatalf("%s: directory %q, the row's %q (%v)", ss.ID, ss.Directory, dir, err)
+		}
+		f, ok := first[ss.Directory]
+		if !ok {
+			first[ss.Directory] = ss.Directory
+			continue
+		}
+		if unsafe.StringData(f) != unsafe.StringData(ss.Directory) {
+			t.Errorf("%s: directory %q is a copy of its own", ss.ID, ss.Directory)
+		}
+		shared++
+	}
+	if shared == 0 {
+		t.Fatal("no two sessions share a directory; the test checks nothing")
 	}
 }
