@@ -48,10 +48,17 @@ func bm25Table(t *testing.T) *sql.DB {
 	return db
 }
 
-// scores runs the match with score expression sc, by rowid.
+// scores runs the match with score expression sc over table t, by rowid.
 func scores(t *testing.T, db *sql.DB, sc, expr string, args ...any) map[int64]float64 {
 	t.Helper()
-	rows, err := db.Query(`SELECT rowid, `+sc+` FROM t WHERE t MATCH ?`, append(args, expr)...)
+	return tableScores(t, db, "t", sc, expr, args...)
+}
+
+// tableScores runs the match with score expression sc over an FTS5
+// table, by rowid.
+func tableScores(t *testing.T, db *sql.DB, table, sc, expr string, args ...any) map[int64]float64 {
+	t.Helper()
+	rows, err := db.Query(`SELECT rowid, `+sc+` FROM `+table+` WHERE `+table+` MATCH ?`, append(args, expr)...)
 	if err != nil {
 		t.Fatalf("%s: %v", sc, err)
 	}

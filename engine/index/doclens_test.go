@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -74,36 +73,13 @@ func deleteLensSessions(t *testing.T, ix *Index, ids ...string) {
 	}
 }
 
-// rowScores is rowid → score of a statement over docs_fts.
-func rowScores(t *testing.T, db *sql.DB, score, expr string, args ...any) map[int64]float64 {
-	t.Helper()
-	rows, err := db.Query(`SELECT rowid, `+score+` FROM docs_fts WHERE docs_fts MATCH ?`, append(args, expr)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[int64]float64{}
-	for rows.Next() {
-		var id int64
-		var s float64
-		if err := rows.Scan(&id, &s); err != nil {
-			t.Fatal(err)
-		}
-		out[id] = s
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // checkLensScores scores every lensExprs match with recall_bm25 (its
 // lengths from ix's doc_lens and its cache) and with bm25(), which must
 // agree on every row; it returns how many lengths came from doc_lens.
 func checkLensScores(t *testing.T, ix *Index, label string) (found int) {
 	t.Helper()
 	for _, e := range lensExprs {
-		want := rowScores(t, ix.db, `bm25(docs_fts)`, e.expr)
+		want := tableScores(t, ix.db, "docs_fts", `bm25(docs_fts)`, e.expr)
 		if len(want) == 0 {
 			t.Fatalf("%s: %s matched nothing", label, e.expr)
 		}
@@ -112,7 +88,7 @@ func checkLensScores(t *testing.T, ix *Index, label string) (found int) {
 			hits[i] = -1 // counted as bm25() counts them
 		}
 		key, done := withHits(hits, 0, &ix.lens)
-		got := rowScores(t, ix.db, `recall_bm25(docs_fts, ?)`, e.expr, key)
+		got := tableScores(t, ix.db, "docs_fts", `recall_bm25(docs_fts, ?)`, e.expr, key)
 		found += bm25Lookup(key).lens.found
 		done()
 		if len(got) != len(want) {
