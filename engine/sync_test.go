@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -699,4 +700,51 @@ func TestIsStamp(t *testing.T) {
 			t.Errorf("isStamp(%q, %q, %q) = %v, want %v", c.stored, c.st, c.cfg, got, c.want)
 		}
 	}
+}
+
+// The first thing a user upgrading from schema 7 does: open the engine on
+// the index the release before built, with no options, and search. The
+// index is kept (not rebuilt), answers as before, and the next sync that
+// writes builds its document lengths.
+func TestUpgradeFromSchema7(t *testing.T) {
+	db := fixture(t, "v1")
+	path := filepath.Join(t.TempDir(), "index.db")
+	e := openAt(t, db, path)
+	before := search(t, e, "ERR_QUOTA_7731")
+	raw := rawIndex(t, e)
+	var docs int
+	raw.QueryRow(`SELECT count(*) FROM docs`).Scan(&docs)
+	e.Close()
+	for _, q := range []string{`DROP TRIGGER docs_drop_lens`, `DROP TABLE doc_lens`, `UPDATE meta SET value = '7' WHERE key = 'schema_version'`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	e = openAt(t, db, path)
+	after := search(t, e, "ERR_QUOTA_7731")
+	if len(before.Hits) == 0 || !reflect.DeepEqual(hitRefs(after), hitRefs(before)) {
+		t.Errorf("after the upgrade the hits are %v, before %v", hitRefs(after), hitRefs(before))
+	}
+	var kept, chunks int
+	raw.QueryRow(`SELECT count(*) FROM docs`).Scan(&kept)
+	if err := raw.QueryRow(`SELECT count(*) FROM doc_lens`).Scan(&chunks); err != nil || kept != docs || chunks != 0 {
+		t.Fatalf("upgraded: %d docs (had %d), %d chunks (%v); want the docs kept and no chunks before a write", kept, docs, chunks, err)
+	}
+	multiplyHistory(t, db, 1)
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.QueryRow(`SELECT count(*) FROM doc_lens WHERE lens <> x''`).Scan(&chunks); err != nil || chunks == 0 {
+		t.Errorf("the sync after the upgrade built %d chunks (%v)", chunks, err)
+	}
+}
+
+// hitRefs is each hit's session and part, in order.
+func hitRefs(r SearchResult) []string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, h.SessionID+"/"+h.PartID)
+	}
+	return out
 }
