@@ -147,20 +147,19 @@ func call3i(fp uintptr, tls *libc.TLS, a uintptr, i int32, b uintptr) int32 {
 // registerBM25 is the auto-extension entry point: it finds the
 // connection's fts5_api and creates recall_bm25 on it.
 func registerBM25(tls *libc.TLS, db, pzErrMsg, pThunk uintptr) int32 {
-	bp := tls.Alloc(16) // bp: the statement, bp+8: the fts5_api pointer
-	defer tls.Free(16)
+	bp := tls.Alloc(8) // the fts5_api pointer
+	defer tls.Free(8)
 	*(*uintptr)(cptr(bp)) = 0
-	*(*uintptr)(cptr(bp + 8)) = 0
-	if rc := sqlite3.Xsqlite3_prepare_v2(tls, db, fts5APISQL, -1, bp, 0); rc != sqlite3.SQLITE_OK {
+	stmt, rc := prepareOn(tls, db, fts5APISQL)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	stmt := *(*uintptr)(cptr(bp))
-	sqlite3.Xsqlite3_bind_pointer(tls, stmt, 1, bp+8, fts5APIPtrType, 0)
+	sqlite3.Xsqlite3_bind_pointer(tls, stmt, 1, bp, fts5APIPtrType, 0)
 	sqlite3.Xsqlite3_step(tls, stmt)
 	if rc := sqlite3.Xsqlite3_finalize(tls, stmt); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	api := *(*uintptr)(cptr(bp + 8))
+	api := *(*uintptr)(cptr(bp))
 	if api == 0 {
 		return sqlite3.SQLITE_ERROR // no FTS5 in this build
 	}
@@ -427,16 +426,22 @@ func (l *docLens) put(c int64, b []byte) {
 	l.cache.chunks[c] = b
 }
 
-// prepare prepares q on the statement's connection.
-func prepare(tls *libc.TLS, pCtx, q uintptr) (uintptr, bool) {
+// prepareOn prepares the C string q on connection db.
+func prepareOn(tls *libc.TLS, db, q uintptr) (uintptr, int32) {
 	bp := tls.Alloc(8)
 	defer tls.Free(8)
 	*(*uintptr)(cptr(bp)) = 0
-	db := sqlite3.Xsqlite3_context_db_handle(tls, pCtx)
 	if rc := sqlite3.Xsqlite3_prepare_v2(tls, db, q, -1, bp, 0); rc != sqlite3.SQLITE_OK {
-		return 0, false
+		return 0, rc
 	}
-	return *(*uintptr)(cptr(bp)), true
+	return *(*uintptr)(cptr(bp)), sqlite3.SQLITE_OK
+}
+
+// prepare prepares q on the connection of the statement calling the
+// function.
+func prepare(tls *libc.TLS, pCtx, q uintptr) (uintptr, bool) {
+	st, rc := prepareOn(tls, sqlite3.Xsqlite3_context_db_handle(tls, pCtx), q)
+	return st, rc == sqlite3.SQLITE_OK
 }
 
 // checkGen reads lens_gen in the statement's snapshot; a newer one
