@@ -52,13 +52,8 @@ func gemmPanelPairAVX512(a *float32, lda int, b *float32, k int, c *float32, ldc
 
 // kernelPanelPair is kernelPanel over two adjacent panels at once: b holds
 // them end to end (2*k*panelWidth floats), bias and each row of C 2*panelWidth
-// columns.
+// columns. Only gemmPanels calls it, and only when useAVX512.
 func kernelPanelPair(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32, blocks int) {
-	if !useAVX512 {
-		kernelPanel(a, lda, b, k, c, ldc, bias, blocks)
-		kernelPanel(a, lda, b[k*panelWidth:], k, c[panelWidth:], ldc, bias[panelWidth:], blocks)
-		return
-	}
 	if blocks <= 0 {
 		return
 	}

@@ -14,7 +14,8 @@ func kernelPanel(a []float32, lda int, b []float32, k int, c []float32, ldc int,
 	kernelPanelGo(a, lda, b, k, c, ldc, bias, blocks)
 }
 
+// kernelPanelPair is never called here (useAVX512 is false); gemmPanels
+// names it.
 func kernelPanelPair(a []float32, lda int, b []float32, k int, c []float32, ldc int, bias []float32, blocks int) {
-	kernelPanelGo(a, lda, b, k, c, ldc, bias, blocks)
-	kernelPanelGo(a, lda, b[k*panelWidth:], k, c[panelWidth:], ldc, bias[panelWidth:], blocks)
+	panic("embed: kernelPanelPair without AVX-512")
 }
