@@ -113,6 +113,29 @@ func BenchmarkSearch(b *testing.B) {
 	})
 }
 
+// BenchmarkProcessSearch is what one `recall search` process pays inside
+// the engine: open the index as the CLI does (mapped), the idle sync, one
+// search, close. Set against BenchmarkSearch (a warm engine), it shows
+// what a process pays for starting cold.
+func BenchmarkProcessSearch(b *testing.B) {
+	benchEngine(b) // syncs the index once beforehand
+	qs := benchQueries(b)
+	ctx := context.Background()
+	opts := Options{DBPath: os.Getenv("RECALL_BENCH_DB"), IndexPath: os.Getenv("RECALL_BENCH_INDEX"), Getenv: noEnv, MapIndex: true}
+	measureEach(b, func(i int) error {
+		e, err := Open(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		if _, err := e.Sync(ctx, SyncOptions{}); err != nil {
+			return err
+		}
+		_, err = e.Search(ctx, SearchParams{Query: qs[i%len(qs)], Limit: 10})
+		return err
+	})
+}
+
 // BenchmarkServeSearches is not a benchmark of its own: it is one arm of
 // .ci/ab-search.py, which compares indexes (or binaries) by sending each
 // query to every arm in turn, so the machine's minute-to-minute speed hits
