@@ -222,10 +222,11 @@ func openDB(ctx context.Context, path string, readOnly, mapped bool) (*sql.DB, e
 	// close): CLI search p50 / p95 on the 845k-part index 67 / 111 -> 53 /
 	// 91 ms. But the pages a process touches count in its RSS (36 -> 92 MB
 	// there, and up to the whole index for a server), so only a process
-	// that runs one command maps it (Options.Map).
+	// that runs one command maps it (Options.Map), and maps it whole, past
+	// SQLite's built-in 2 GB (mmap.go).
 	mmap := "mmap_size(0)"
 	if mapped {
-		mmap = "mmap_size(2147418112)" // SQLite's default ceiling
+		mmap = fmt.Sprintf("mmap_size(%d)", int64(maxMmap))
 	}
 	q.Add("_pragma", mmap)
 	q.Add("_pragma", "temp_store(memory)")
