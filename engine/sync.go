@@ -525,7 +525,8 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	}
 	// A sync that wrote most of the index (a cold one, a resumed one, a
 	// re-read after a config change) left the bulk load's segments: merged,
-	// every later search walks one. After the meta, so a merge cut short
+	// every later search walks one. Its doc_lens rows lie scattered through
+	// the file: packed first, a fresh process reads them in few page faults. After the meta, so a merge cut short
 	// loses only itself; it is marked pending first, and the next sync that
 	// writes anything merges then.
 	merge := false
@@ -544,6 +545,12 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// short stays pending; one that failed (a full disk) is not retried by
 	// every later sync.
 	start := time.Now()
+	if err := sh.ix.PackDocLens(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sh.e.log.Warn("pack the document lengths", "source", sh.name, "err", err)
+	}
 	if err := sh.ix.MergeFullText(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

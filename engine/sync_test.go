@@ -656,10 +656,22 @@ func TestMergeCutShortRunsAtTheNextSync(t *testing.T) {
 	if _, err := raw.Exec(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')`, mergePendingKey); err != nil {
 		t.Fatal(err)
 	}
+	// doc_lens is packed with the merge: written again, as a new table.
+	lensRoot := func() (root int) {
+		if err := raw.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name = 'doc_lens'`).Scan(&root); err != nil {
+			t.Fatal(err)
+		}
+		return root
+	}
+	root := lensRoot()
 	renameAndSync(t, e, db)
 	if n := segments(); n != 1 {
 		t.Errorf("the sync after a merge cut short left %d segments (%d before it); want 1", n, unmerged)
 	}
+	if lensRoot() == root {
+		t.Error("the merge after a bulk load did not pack doc_lens")
+	}
+	root = lensRoot()
 	var pending string
 	raw.QueryRow(`SELECT value FROM meta WHERE key = ?`, mergePendingKey).Scan(&pending)
 	if pending != "" {
@@ -668,6 +680,9 @@ func TestMergeCutShortRunsAtTheNextSync(t *testing.T) {
 	renameAndSync(t, e, db)
 	if n := segments(); n != 2 {
 		t.Errorf("a sync after a write with no merge pending left %d segments; want the merged one and its own", n)
+	}
+	if lensRoot() != root {
+		t.Error("a sync after a write with no merge pending packed doc_lens")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -202,5 +203,88 @@ func TestSchema7GainsDocLens(t *testing.T) {
 	writeLensSessions(t, ix, rng, "ses_b", 1, 5)
 	if found := checkLensScores(t, ix, "after a write"); found == 0 {
 		t.Error("the write after the upgrade built no chunks")
+	}
+}
+
+// PackDocLens puts doc_lens's rows, written one chunk a commit among the
+// other tables' pages, onto consecutive pages, and keeps what they hold:
+// the same chunks, the same scores, the trigger and the partial index.
+func TestPackDocLens(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(privateDir(t), "i.db")
+	ix := openIndex(t, p)
+	defer ix.Close()
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := range 6 { // a chunk or so a commit, as a cold index writes them
+		writeLensSessions(t, ix, rng, fmt.Sprintf("ses_%c", 'a'+i), 20, 50)
+	}
+	chunks := func() map[int64]string {
+		rows, err := ix.db.Query(`SELECT chunk, hex(lens) FROM doc_lens`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[int64]string{}
+		for rows.Next() {
+			var c int64
+			var h string
+			if err := rows.Scan(&c, &h); err != nil {
+				t.Fatal(err)
+			}
+			out[c] = h
+		}
+		return out
+	}
+	// The leaf pages, and the runs of consecutive pages they make.
+	span := func() (pages, runs int) {
+		rows, err := ix.db.Query(`SELECT pageno FROM dbstat WHERE name = 'doc_lens' AND pagetype = 'leaf' ORDER BY pageno`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		last := int64(-1)
+		for rows.Next() {
+			var p int64
+			if err := rows.Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			if p != last+1 {
+				runs++
+			}
+			pages, last = pages+1, p
+		}
+		t.Logf("%d pages in %d runs", pages, runs)
+		return pages, runs
+	}
+	before := chunks()
+	if n, runs := span(); runs < 3 {
+		t.Fatalf("before packing, %d doc_lens pages in %d runs: the test needs them apart", n, runs)
+	}
+	if err := ix.PackDocLens(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, runs := span(); runs != 1 {
+		t.Errorf("packed, %d doc_lens pages lie in %d runs, want one", n, runs)
+	}
+	if after := chunks(); !reflect.DeepEqual(after, before) {
+		t.Fatalf("packing changed doc_lens: %d chunks, was %d", len(after), len(before))
+	}
+	// A fresh handle reads the packed rows from the file.
+	fresh := openIndex(t, p)
+	defer fresh.Close()
+	if found := checkLensScores(t, fresh, "packed"); found == 0 {
+		t.Fatal("no length came from the packed doc_lens")
+	}
+	var objs int
+	if err := ix.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('docs_drop_lens', 'doc_lens_todo') OR name LIKE 'doc_lens_packed%'`).Scan(&objs); err != nil || objs != 2 {
+		t.Fatalf("after packing, %d of the trigger and the partial index (%v), want both and no leftover table", objs, err)
+	}
+	// The trigger still empties a deleted document's chunk.
+	gen := fresh.lens.gen
+	deleteLensSessions(t, ix, "ses_c3")
+	writeLensSessions(t, ix, rng, "ses_z", 2, 50)
+	checkLensScores(t, fresh, "deleted after packing")
+	if fresh.lens.gen == gen {
+		t.Error("lens_gen did not move when documents were deleted after packing")
 	}
 }

@@ -502,6 +502,72 @@ func (ix *Index) MergeFullText(ctx context.Context) error {
 	return nil
 }
 
+// PackDocLens rewrites doc_lens in chunk order onto consecutive pages.
+// Its rows are written one chunk per commit as the history is read, so
+// after a bulk load each lies on a page of its own among every other
+// table's (the 3,484 of the 4.2M-part index were spread over its whole
+// 4.2 GB), and a fresh process that reads them (a CLI search whose match
+// spans the history) took a page fault for each. Packed, the kernel maps
+// their neighbours on the same fault (docs/benchmarks.md, "doc_lens in a
+// fresh process"). SQLite takes new pages from the free list first, which
+// would scatter the rows again, so the free list is first taken up by a
+// table of filler, dropped again after (when it holds over packFillMax
+// pages the rows are packed without it). The chunks are the same, so
+// lens_gen stays. Hold the WriterLock; it runs after a bulk load.
+func (ix *Index) PackDocLens(ctx context.Context) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("pack document lengths: %w", err)
+	}
+	defer tx.Rollback()
+	exec := func(q string, args ...any) error {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("pack document lengths: %w", err)
+		}
+		return nil
+	}
+	if err := exec(`CREATE TABLE doc_lens_fill(b BLOB)`); err != nil {
+		return err
+	}
+	for range 4 { // a row a page, and interior pages besides: rarely a second round
+		var free int
+		if err := tx.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+			return fmt.Errorf("pack document lengths: %w", err)
+		}
+		if free == 0 || free > packFillMax {
+			break
+		}
+		if err := exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO doc_lens_fill SELECT zeroblob(3000) FROM n`, free); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{
+		// The trigger names doc_lens: without it while the table is
+		// replaced, no rename has to rewrite it.
+		`DROP TRIGGER IF EXISTS docs_drop_lens`,
+		`CREATE TABLE doc_lens_packed(chunk INTEGER PRIMARY KEY, lens BLOB NOT NULL)`,
+		`INSERT INTO doc_lens_packed SELECT chunk, lens FROM doc_lens ORDER BY chunk`,
+		`DROP TABLE doc_lens`,
+		`DROP TABLE doc_lens_fill`,
+		`ALTER TABLE doc_lens_packed RENAME TO doc_lens`,
+		docLensTodo,
+		docLensTrigger,
+	} {
+		if err := exec(q); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("pack document lengths: %w", err)
+	}
+	return nil
+}
+
+// packFillMax is the largest free list PackDocLens takes up with filler
+// (256 MB of pages written once more).
+const packFillMax = 1 << 16
+
 // AddMissingIndexes makes the schema's secondary indexes an index made
 // before them lacks: an index added to the schema needs no change of
 // SchemaVersion (which would rebuild every user's index). Hold the
