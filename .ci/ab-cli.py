@@ -38,6 +38,24 @@ def search(bin_, db, ix, q):
     return wall, (ru.ru_utime + ru.ru_stime) * 1000, ru.ru_maxrss / 1024
 
 
+def interleave(arms, rounds, queries=None):
+    """(wall, cpu, rss) lists per arm name, arms as (name, bin, db, index),
+    every query run by every arm in turn, the first round dropped."""
+    if queries is None:
+        with open(QUERIES) as f:
+            queries = [q["q"] for q in json.load(f)["queries"]]
+    got = {name: ([], [], []) for name, *_ in arms}
+    for r in range(rounds):
+        for i, q in enumerate(queries):
+            k = (i + r) % len(arms)
+            for name, b, db, ix in arms[k:] + arms[:k]:
+                wall, cpu, rss = search(b, db, ix, q)
+                if r > 0:
+                    for v, x in zip(got[name], (wall, cpu, rss)):
+                        v.append(x)
+    return got
+
+
 def main(argv):
     rounds = 4
     if len(argv) > 1 and argv[0] == "-rounds":
@@ -50,20 +68,8 @@ def main(argv):
         parts = spec.split(",")
         if len(parts) != 3:
             sys.exit("arm %r: want NAME=BIN,DB,INDEX" % a)
-        arms.append((name, parts))
-    with open(QUERIES) as f:
-        qs = [q["q"] for q in json.load(f)["queries"]]
-    got = {name: ([], [], []) for name, _ in arms}
-    for r in range(rounds):
-        for i, q in enumerate(qs):
-            k = (i + r) % len(arms)
-            for name, (b, db, ix) in arms[k:] + arms[:k]:
-                wall, cpu, rss = search(b, db, ix, q)
-                if r > 0:
-                    for v, x in zip(got[name], (wall, cpu, rss)):
-                        v.append(x)
-    for name, _ in arms:
-        wall, cpu, rss = got[name]
+        arms.append((name, *parts))
+    for name, (wall, cpu, rss) in interleave(arms, rounds).items():
         print("%-12s wall p50 %6.1f p95 %6.1f ms | cpu p50 %6.1f p95 %6.1f ms | rss p50 %5.1f MB (%d searches)" % (
             name, pct(wall, .5), pct(wall, .95), pct(cpu, .5), pct(cpu, .95), statistics.median(rss), len(wall)))
 

@@ -20,23 +20,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUERIES = os.path.join(REPO, "testdata", "corpus", "public-queries.json")
 
 
-def main(argv):
-    rounds = 5
-    if len(argv) > 1 and argv[0] == "-rounds":
-        rounds, argv = int(argv[1]), argv[2:]
-    if not argv:
-        sys.exit(__doc__)
+def interleave(arms, rounds, queries=None):
+    """Latencies (ms) per arm name, arms as (name, db, index, testbin or None),
+    every query sent to every arm in turn, the first round dropped."""
     default_bin = None
-    arms = []
-    for a in argv:
-        name, _, spec = a.partition("=")
-        parts = spec.split(",")
-        if len(parts) not in (2, 3):
-            sys.exit("arm %r: want NAME=DB,INDEX[,TESTBIN]" % a)
-        db, ix = parts[0], parts[1]
-        if len(parts) == 3:
-            tbin = parts[2]
-        else:
+    procs = []
+    for name, db, ix, tbin in arms:
+        if tbin is None:
             if default_bin is None:
                 default_bin = os.path.join(tempfile.mkdtemp(), "engine.test")
                 subprocess.run(["go", "test", "-c", "-o", default_bin, "./engine"], cwd=REPO, check=True)
@@ -45,9 +35,10 @@ def main(argv):
         p = subprocess.Popen([tbin, "-test.run", "^$", "-test.bench", "^BenchmarkServeSearches$", "-test.benchtime", "1x"],
                              cwd=os.path.join(REPO, "engine"), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, bufsize=1)
-        arms.append((name, p))
-    queries = [q["q"].replace("\n", " ") for q in json.load(open(QUERIES))["queries"]]
-    lat = {name: [] for name, _ in arms}
+        procs.append((name, p))
+    if queries is None:
+        queries = [q["q"].replace("\n", " ") for q in json.load(open(QUERIES))["queries"]]
+    lat = {name: [] for name, _ in procs}
 
     def ask(name, p, q):
         p.stdin.write(q + "\n")
@@ -61,15 +52,32 @@ def main(argv):
 
     for r in range(rounds):
         for i, q in enumerate(queries):
-            k = (i + r) % len(arms)
-            for name, p in arms[k:] + arms[:k]:
+            k = (i + r) % len(procs)
+            for name, p in procs[k:] + procs[:k]:
                 ms = ask(name, p, q)
                 if r > 0:
                     lat[name].append(ms)
-    for name, p in arms:
+    for _, p in procs:
         p.stdin.close()
         p.wait()
-        l = sorted(lat[name])
+    return lat
+
+
+def main(argv):
+    rounds = 5
+    if len(argv) > 1 and argv[0] == "-rounds":
+        rounds, argv = int(argv[1]), argv[2:]
+    if not argv:
+        sys.exit(__doc__)
+    arms = []
+    for a in argv:
+        name, _, spec = a.partition("=")
+        parts = spec.split(",")
+        if len(parts) not in (2, 3):
+            sys.exit("arm %r: want NAME=DB,INDEX[,TESTBIN]" % a)
+        arms.append((name, parts[0], parts[1], parts[2] if len(parts) == 3 else None))
+    for name, l in interleave(arms, rounds).items():
+        l = sorted(l)
         print("%-12s p50 %6.1f ms  p95 %6.1f ms  (%d searches)" % (name, l[len(l) // 2], l[int(0.95 * (len(l) - 1))], len(l)))
 
 

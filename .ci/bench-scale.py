@@ -6,15 +6,20 @@ public corpus (cached under $XDG_CACHE_HOME/recall-test/bench), and for each
 measures: sessions, parts, history and index size, a cold index through the
 CLI (seconds, parts/s, peak RSS), whole-process CLI searches (p50/p95 over
 the public queries, each process opening the index as a user's would), the
-engine's in-process search (BenchmarkSearch) and the peak RSS of a CLI
-search. It prints one markdown table with the growth per step (the sizes
-are ~4x apart) and writes it into docs/benchmarks.md between the scale
-markers, with the machine it ran on.
+engine's in-process search (BenchmarkServeSearches, one warm engine per
+size) and the peak RSS of a CLI search. The searches of every size run
+interleaved, query by query in rotating order (.ci/ab-cli.py and
+.ci/ab-search.py), so the machine's speed, which moves by up to 2x from
+hour to hour, hits every size alike and the growth ratios hold. It prints
+one markdown table with the growth per step (the sizes are ~4x apart) and
+writes it into docs/benchmarks.md between the scale markers, with the
+machine it ran on.
 
 SCALE=big adds the ~150k-session history (~5M parts); SCALE_COPIES lists
 the clone sizes (ocgen -n) instead; BENCH_COUNT rounds of CLI searches
 (default 3) and engine runs.
 """
+import importlib.util
 import json
 import os
 import platform
@@ -92,17 +97,23 @@ def engine_bench(db, idx, name, times, count=COUNT):
     return statistics.median(p50), statistics.median(p95)
 
 
-def engine_search(db, idx):
-    return engine_bench(db, idx, "BenchmarkSearch", 200)
+def ab(name):
+    """The interleaving of .ci/ab-<name>.py."""
+    spec = importlib.util.spec_from_file_location(f"ab_{name}", os.path.join(REPO, ".ci", f"ab-{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.interleave
 
 
-def measure(n):
+def index_cold(n):
+    """Clones n copies and indexes the history cold through the CLI."""
     db = clone(n)
-    row = {"copies": n}
+    row = {"copies": n, "db": db}
     row["sessions"] = int(sql(db, "select count(*) from session"))
     row["parts"] = int(sql(db, "select count(*) from part"))
     row["db_mb"] = os.path.getsize(db) / 1e6
     idx = os.path.join(CACHE, f"index-{n}.db")
+    row["idx"] = idx
     for suffix in ("", "-wal", "-shm", ".lock"):
         if os.path.exists(idx + suffix):
             os.remove(idx + suffix)
@@ -112,26 +123,31 @@ def measure(n):
     row["index_s"] = time.perf_counter() - start
     row["parts_s"] = row["parts"] / row["index_s"]
     row["index_mb"] = sum(os.path.getsize(idx + s) for s in ("", "-wal") if os.path.exists(idx + s)) / 1e6
-    print("== CLI searches", flush=True)
-    lat = []
-    qs = queries()
-    for _ in range(COUNT):
-        for q in qs:
-            s = time.perf_counter()
-            subprocess.run([BIN, "search", "--db", db, "--index", idx, "--quiet", "--json", q],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            lat.append((time.perf_counter() - s) * 1000)
-    row["cli_p50"], row["cli_p95"] = pct(lat, 0.5), pct(lat, 0.95)
-    row["search_rss"] = peak_rss([BIN, "search", "--db", db, "--index", idx, "--quiet", "--json", "webhook retry storm"])
-    print("== engine searches", flush=True)
-    row["eng_p50"], row["eng_p95"] = engine_search(db, idx)
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def searches(rows):
+    """CLI and in-process search latencies, every size interleaved."""
+    print(f"== CLI searches, {len(rows)} sizes interleaved", flush=True)
+    got = ab("cli")([(str(r["copies"]), BIN, r["db"], r["idx"]) for r in rows], COUNT + 1)
+    for r in rows:
+        wall = got[str(r["copies"])][0]
+        r["cli_p50"], r["cli_p95"] = pct(wall, 0.5), pct(wall, 0.95)
+        r["search_rss"] = peak_rss([BIN, "search", "--db", r["db"], "--index", r["idx"], "--quiet", "--json", "webhook retry storm"])
+    print(f"== engine searches, {len(rows)} sizes interleaved", flush=True)
+    lat = ab("search")([(str(r["copies"]), r["db"], r["idx"], None) for r in rows], max(COUNT + 1, 5))
+    for r in rows:
+        l = lat[str(r["copies"])]
+        r["eng_p50"], r["eng_p95"] = pct(l, 0.5), pct(l, 0.95)
+
+
+def syncs_after_write(row):
     # The sync after each write OpenCode makes (BenchmarkSyncAfterWrite
     # writes to the clone: a part's time and a streamed word, and events).
     # It runs after the searches, which are then of the index as built.
-    print("== syncs after a write", flush=True)
-    row["write_p50"], row["write_p95"] = engine_bench(db, idx, "BenchmarkSyncAfterWrite", 20, count=3)
-    print(json.dumps(row), flush=True)
-    return row
+    print(f"== syncs after a write, {row['sessions']} sessions", flush=True)
+    row["write_p50"], row["write_p95"] = engine_bench(row["db"], row["idx"], "BenchmarkSyncAfterWrite", 20, count=3)
 
 
 def machine():
@@ -178,9 +194,14 @@ def write_docs(text):
 
 def main():
     run(["make", "-s", "build"], cwd=REPO)
-    rows = [measure(n) for n in SIZES]
+    rows = [index_cold(n) for n in SIZES]
+    searches(rows)
+    for r in rows:
+        syncs_after_write(r)
     mode = "SCALE=" + (os.environ.get("SCALE") or "1")
-    text = f"Measured by `make bench {mode}` on {machine()}; CLI figures are whole processes, {COUNT} rounds of the {len(queries())} public queries.\n\n" + table(rows)
+    text = (f"Measured by `make bench {mode}` on {machine()}; CLI figures are whole processes, {COUNT} round{'s' if COUNT != 1 else ''} of the "
+            f"{len(queries())} public queries, in-process ones {max(COUNT, 4)} rounds in warm engines, each after a first round that is "
+            "dropped; the sizes' searches interleaved query by query, so the growth ratios compare within one run.\n\n" + table(rows))
     print()
     print(text)
     write_docs(text)
