@@ -38,6 +38,18 @@ func TestCommonWordsMatchTogether(t *testing.T) {
 	if got := search(); strings.Contains(got, " AND ") {
 		t.Errorf("too few documents hold both words, yet the match asks for both: %s", got)
 	}
+	// Windowed (a history larger than the window), the walk for the
+	// window's floor counts the documents holding both, and too few are
+	// not ranked at all (rankWindow's least).
+	defer func(w int) { matchWindow = w }(matchWindow)
+	matchWindow = 2
+	if got := search(); strings.Contains(got, " AND ") {
+		t.Errorf("windowed, too few documents hold both words, yet the match asks for both: %s", got)
+	}
+	minBothCandidates = 1
+	if got := search(); !strings.Contains(got, " AND ") {
+		t.Errorf("windowed, over the budget the match is not of the documents holding both words: %s", got)
+	}
 }
 
 // A word that matches nothing must not take the rarest term's place in

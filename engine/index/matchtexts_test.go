@@ -67,12 +67,12 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 			times[c.DocRID] = c.Time
 		}
 		for n := 1; n <= len(rids); n++ {
-			floor, ms, err := ix.MatchFloor(ctx, `"pelican"`, f, n)
+			floor, ms, held, err := ix.MatchFloor(ctx, `"pelican"`, f, n)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if floor != rids[n-1] || ms != times[floor] {
-				t.Errorf("%s: floor of the newest %d is %d (time %d), want %d (time %d)", name, n, floor, ms, rids[n-1], times[rids[n-1]])
+			if floor != rids[n-1] || ms != times[floor] || held != n {
+				t.Errorf("%s: floor of the newest %d is %d (time %d, %d held), want %d (time %d)", name, n, floor, ms, held, rids[n-1], times[rids[n-1]])
 			}
 			got, _, err := ix.MatchTexts(ctx, Match{Expr: `"pelican"`}, nil, f, floor, 1000)
 			if err != nil {
@@ -82,8 +82,11 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 				t.Errorf("%s: the match from floor %d holds %v, want the newest %d: %v", name, floor, gotRIDs, n, rids[:n])
 			}
 		}
-		if floor, _, err := ix.MatchFloor(ctx, `"pelican"`, f, len(rids)+1); err != nil || floor != 0 {
-			t.Errorf("%s: %d matches, floor of %d is %d (%v), want 0", name, len(rids), len(rids)+1, floor, err)
+		if floor, _, held, err := ix.MatchFloor(ctx, `"pelican"`, f, len(rids)+1); err != nil || floor != 0 || held != len(rids) {
+			t.Errorf("%s: %d matches, floor of %d is %d, %d held (%v), want 0 and every match", name, len(rids), len(rids)+1, floor, held, err)
+		}
+		if _, _, held, err := ix.MatchFloor(ctx, `"nosuchword"`, f, 5); err != nil || held != 0 {
+			t.Errorf("%s: a match of nothing held %d (%v)", name, held, err)
 		}
 	}
 }

@@ -268,26 +268,30 @@ func bm25Score(hits []int64, limit int, lens *lensCache) (score string, args []a
 
 // MatchFloor finds where the newest n documents matching expr under f
 // begin: the rowid of the n-th newest and its time (Unix ms), or 0, 0
-// when fewer than n match. Documents are numbered as they are indexed,
-// oldest session first, so a floor is also a date. FTS5 walks its
-// doclists newest first here without scoring anything (a match of 16k
+// when fewer than n match; held is how many of the newest n match (all of
+// them, or every match there is). Documents are numbered as they are
+// indexed, oldest session first, so a floor is also a date. FTS5 walks
+// its doclists newest first here without scoring anything (a match of 16k
 // documents costs ~1 ms to walk 4,000 deep, against 55 ms to score).
-func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n int) (rid, ms int64, err error) {
+func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n int) (rid, ms int64, held int, err error) {
 	where, args := where(f)
-	inner := `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`
+	inner := `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT ?`
 	if where != "" {
 		inner = `SELECT docs_fts.rowid FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?` + where +
-			` ORDER BY docs_fts.rowid DESC LIMIT 1 OFFSET ?`
+			` ORDER BY docs_fts.rowid DESC LIMIT ?`
 	}
-	q := `SELECT m.rowid, d.time FROM (` + inner + `) m JOIN docs d ON d.rid = m.rowid`
-	err = ix.queryRow(ctx, q, append(append([]any{expr}, args...), n-1)...).Scan(&rid, &ms)
-	if err == sql.ErrNoRows {
-		return 0, 0, nil
+	var low sql.NullInt64
+	q := `SELECT min(rowid), count(*) FROM (` + inner + `)`
+	if err := ix.queryRow(ctx, q, append(append([]any{expr}, args...), n)...).Scan(&low, &held); err != nil {
+		return 0, 0, 0, ix.readError(err)
 	}
-	if err != nil {
-		return 0, 0, ix.readError(err)
+	if held < n {
+		return 0, 0, held, nil
 	}
-	return rid, ms, nil
+	if err := ix.queryRow(ctx, `SELECT time FROM docs WHERE rid = ?`, low.Int64).Scan(&ms); err != nil {
+		return 0, 0, 0, ix.readError(err)
+	}
+	return low.Int64, ms, held, nil
 }
 
 // MatchTexts returns up to limit documents matching m under f from
