@@ -280,18 +280,17 @@ func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n 
 		inner = `SELECT docs_fts.rowid FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?` + where +
 			` ORDER BY docs_fts.rowid DESC LIMIT ?`
 	}
-	var low sql.NullInt64
-	q := `SELECT min(rowid), count(*) FROM (` + inner + `)`
-	if err := ix.queryRow(ctx, q, append(append([]any{expr}, args...), n)...).Scan(&low, &held); err != nil {
+	// One statement: the walk's count and lowest rowid, and that row's time.
+	var low, at sql.NullInt64
+	q := `SELECT w.low, w.held, (SELECT time FROM docs WHERE rid = w.low) FROM
+		(SELECT min(rowid) AS low, count(*) AS held FROM (` + inner + `)) w`
+	if err := ix.queryRow(ctx, q, append(append([]any{expr}, args...), n)...).Scan(&low, &held, &at); err != nil {
 		return 0, 0, 0, ix.readError(err)
 	}
 	if held < n {
 		return 0, 0, held, nil
 	}
-	if err := ix.queryRow(ctx, `SELECT time FROM docs WHERE rid = ?`, low.Int64).Scan(&ms); err != nil {
-		return 0, 0, 0, ix.readError(err)
-	}
-	return low.Int64, ms, held, nil
+	return low.Int64, at.Int64, held, nil
 }
 
 // MatchTexts returns up to limit documents matching m under f from
