@@ -464,7 +464,24 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 			res.Deleted++
 		}
 	}
+	// A bulk load (most of the history written) leaves FTS5's segments
+	// unmerged until it ends: it merges them all then (MergeFullText), and
+	// merging them as they were flushed was work done twice. Marked
+	// pending in the same transaction, a load cut short has them merged,
+	// and merging set back, by the next sync that writes.
+	if len(todo) > 0 && len(todo)*2 > len(sessions) {
+		if err := w.DeferMerges(ctx); err != nil {
+			return err
+		}
+		if err := w.SetMeta(ctx, mergePendingKey, "1"); err != nil {
+			return err
+		}
+	}
 	now := time.Now().UnixMilli()
+	// Room for the collector while the sessions are written (gcroom.go),
+	// set again for the heap as it grows at each commit.
+	gc := holdGCRoom()
+	defer gc.release()
 	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), todo)
 	defer rd.stop()
 	for i, s := range todo {
@@ -500,6 +517,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		// parts) with that transaction's vocabulary counts.
 		if df != nil {
 			w.AddTerms(df)
+			gc.adjust()
 			if err := flush(); err != nil {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/recallhq/recall/engine/config"
+	"github.com/recallhq/recall/engine/index"
 )
 
 func hashFile(t *testing.T, p string) string {
@@ -762,4 +763,47 @@ func hitRefs(r SearchResult) []string {
 		out = append(out, h.SessionID+"/"+h.PartID)
 	}
 	return out
+}
+
+// A bulk load stops FTS5's merging as it flushes, and marks the merge
+// pending in its first transaction: a load cut short leaves both, and the
+// next sync that writes merges everything and sets merging back.
+func TestBulkLoadDefersMerges(t *testing.T) {
+	defer func(n int) { commitEvery = n }(commitEvery)
+	commitEvery = 2
+	defer func(f func(context.Context, *index.Index) (*index.Writer, error)) { beginWrite = f }(beginWrite)
+	calls := 0
+	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) {
+		if calls++; calls == 3 {
+			return nil, context.Canceled
+		}
+		return ix.BeginWrite(ctx)
+	}
+	e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a load cut short: %v, want context.Canceled", err)
+	}
+	raw := rawIndex(t, e)
+	state := func() (automerge, pending string) {
+		raw.QueryRow(`SELECT v FROM docs_fts_config WHERE k = 'automerge'`).Scan(&automerge)
+		raw.QueryRow(`SELECT value FROM meta WHERE key = ?`, mergePendingKey).Scan(&pending)
+		return
+	}
+	if am, pending := state(); am != "0" || pending != "1" {
+		t.Fatalf("after a bulk load cut short: automerge %q, merge pending %q; want 0 and 1", am, pending)
+	}
+	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) { return ix.BeginWrite(ctx) }
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if am, pending := state(); am != "4" || pending != "" {
+		t.Errorf("after the next sync: automerge %q, merge pending %q; want 4 and none", am, pending)
+	}
+	if n := ftsSegments(t, raw); n != 1 {
+		t.Errorf("the next sync left %d segments; want 1", n)
+	}
 }

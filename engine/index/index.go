@@ -492,6 +492,11 @@ func (ix *Index) keepDocCount(ctx context.Context) error {
 // history was 11-18% lower (docs/benchmarks.md). Hold the WriterLock: it
 // writes the whole full-text index once (30 s there, 7.5 s at 845k parts).
 func (ix *Index) MergeFullText(ctx context.Context) error {
+	// Merging as segments are flushed comes back first (FTS5's default,
+	// 4), whatever a bulk load set (Writer.DeferMerges).
+	if _, err := ix.db.ExecContext(ctx, `INSERT INTO docs_fts(docs_fts, rank) VALUES('automerge', 4)`); err != nil {
+		return fmt.Errorf("merge the full-text index: %w", err)
+	}
 	if _, err := ix.db.ExecContext(ctx, `INSERT INTO docs_fts(docs_fts) VALUES('optimize')`); err != nil {
 		return fmt.Errorf("merge the full-text index: %w", err)
 	}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// A sync that writes allocates fast and keeps little: a cold sync of 226k
+// parts allocates 2.1 GB while 7 MB stays live, so with the default GOGC
+// of 100 the collector's target sat 7–9 MB above the live heap and it ran
+// every 40 ms (387 cycles in 16 s), each cycle marking the whole live heap.
+// While a sync writes, the target is kept at least syncHeapRoom above
+// the live heap: the same work in fewer cycles, for at most syncHeapRoom
+// more memory. A heap already larger than that (a server holding vectors)
+// gets the collector's own target, so the room never doubles a large heap.
+// docs/benchmarks.md, "Cold index: room for the collector", has the
+// measurements.
+const syncHeapRoom = 32 << 20
+
+// maxSyncGCPercent bounds the percent set for a near-empty heap (a sync's
+// first transaction), which is recomputed at every commit as the heap grows.
+const maxSyncGCPercent = 800
+
+// gcRoom is the process's collector setting while syncs hold it: one sync
+// after another, several engines in one process, each counts.
+var gcRoom struct {
+	sync.Mutex
+	holders int
+	prev    int // the percent before the first holder (GOGC's, or a caller's)
+}
+
+// gcHold is one sync's hold on the collector's room (holdGCRoom).
+type gcHold struct{ released bool }
+
+// holdGCRoom widens the collector's target for a sync until release; the
+// sync calls adjust as its heap grows (at each commit).
+func holdGCRoom() *gcHold {
+	gcRoom.Lock()
+	defer gcRoom.Unlock()
+	if gcRoom.holders == 0 {
+		gcRoom.prev = gcPercent()
+	}
+	gcRoom.holders++
+	setRoomLocked()
+	return &gcHold{}
+}
+
+// adjust sets the percent again for the live heap as it is now.
+func (h *gcHold) adjust() {
+	gcRoom.Lock()
+	defer gcRoom.Unlock()
+	if !h.released {
+		setRoomLocked()
+	}
+}
+
+// release ends the hold; the last one out puts the percent back.
+func (h *gcHold) release() {
+	gcRoom.Lock()
+	defer gcRoom.Unlock()
+	if h.released {
+		return
+	}
+	h.released = true
+	if gcRoom.holders--; gcRoom.holders == 0 && gcRoom.prev >= 0 {
+		debug.SetGCPercent(gcRoom.prev)
+	}
+}
+
+func setRoomLocked() {
+	if gcRoom.prev < 0 {
+		return // GOGC=off: the caller manages the collector (GOMEMLIMIT)
+	}
+	debug.SetGCPercent(roomPercent(liveHeap(), gcRoom.prev))
+}
+
+// roomPercent is the GC percent that puts the target syncHeapRoom above a
+// live heap of live bytes, never below prev nor above maxSyncGCPercent
+// (unless prev is).
+func roomPercent(live uint64, prev int) int {
+	p := maxSyncGCPercent
+	if live > 0 && syncHeapRoom*100/live < uint64(maxSyncGCPercent) {
+		p = int(syncHeapRoom * 100 / live)
+	}
+	return max(p, prev)
+}
+
+var gcMetrics = []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/heap/live:bytes"}}
+
+// gcPercent is the collector's percent now (-1: off).
+func gcPercent() int {
+	s := []metrics.Sample{gcMetrics[0]}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 100
+	}
+	// The runtime keeps it as an int32 (GOGC=off is -1) and reports
+	// its bits as a uint64.
+	return int(int32(s[0].Value.Uint64()))
+}
+
+// liveHeap is the heap the last collection marked live (0 before one).
+func liveHeap() uint64 {
+	s := []metrics.Sample{gcMetrics[1]}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+func TestRoomPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live       uint64
+		prev, want int
+	}{
+		{0, 100, maxSyncGCPercent},      // no collection yet
+		{2 * mb, 100, maxSyncGCPercent}, // capped
+		{8 * mb, 100, 400},              // 32 MB above 8
+		{16 * mb, 100, 200},
+		{32 * mb, 100, 100},
+		{200 * mb, 100, 100}, // a large heap keeps the collector's own target
+		{16 * mb, 300, 300},  // never below the caller's
+		{2 * mb, 1000, 1000}, // nor above it when it is higher still
+		{200 * mb, 50, 50},   // a caller's tighter setting on a large heap
+		{64 * mb, 0, 50},     // GOGC=0 on a heap past the room: widened to it
+	} {
+		if got := roomPercent(c.live, c.prev); got != c.want {
+			t.Errorf("roomPercent(%d MB, %d) = %d, want %d", c.live/mb, c.prev, got, c.want)
+		}
+	}
+}
+
+// While a sync writes, the collector has room above a small live heap,
+// and the percent it had is back afterwards; a higher one is kept, and a
+// collector switched off stays off. Not parallel: the percent is the
+// process's.
+func TestSyncGivesTheCollectorRoom(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, prev := range []int{100, 1000, -1} {
+		debug.SetGCPercent(prev)
+		runtime.GC()
+		if live := liveHeap(); prev == 100 && live >= syncHeapRoom {
+			t.Fatalf("the test process's live heap is %d MB, past the room (%d MB): the test cannot tell", live>>20, syncHeapRoom>>20)
+		}
+		e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var during []int
+		_, err = e.Sync(context.Background(), SyncOptions{Progress: func(SyncProgress) { during = append(during, gcPercent()) }})
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := gcPercent()
+		if len(during) == 0 {
+			t.Fatal("the sync reported no progress")
+		}
+		for _, p := range during {
+			if (prev == 100 && p <= 100) || (prev != 100 && p != prev) {
+				t.Errorf("GOGC %d: the percent while the sync wrote was %d", prev, p)
+				break
+			}
+		}
+		if after != prev {
+			t.Errorf("GOGC %d: after the sync the percent is %d", prev, after)
+		}
+	}
+}
