@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/recallhq/recall/engine/index"
 )
 
 // fixture copies a committed OpenCode fixture (testdata/opencode/<name>)
@@ -99,4 +101,22 @@ func rawIndex(t testing.TB, e *Engine) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// failWriteStart makes the nth write transaction a sync starts fail with
+// context.Canceled, as a Ctrl-C landing between two commits does; calls
+// counts the starts, and heal (or the test's end) lets writes start again.
+func failWriteStart(t testing.TB, n int) (calls *int, heal func()) {
+	t.Helper()
+	orig := beginWrite
+	heal = func() { beginWrite = orig }
+	t.Cleanup(heal)
+	calls = new(int)
+	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) {
+		if *calls++; *calls == n {
+			return nil, context.Canceled
+		}
+		return orig(ctx, ix)
+	}
+	return calls, heal
 }

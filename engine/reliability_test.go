@@ -729,14 +729,7 @@ func TestNullSessionAndOrphanPart(t *testing.T) {
 // writer, and the CLI panicked instead of saying "interrupted". The next
 // sync completes.
 func TestSyncSurvivesAWriteThatCannotStart(t *testing.T) {
-	defer func(f func(context.Context, *index.Index) (*index.Writer, error)) { beginWrite = f }(beginWrite)
-	calls := 0
-	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) {
-		if calls++; calls == 2 {
-			return nil, context.Canceled
-		}
-		return ix.BeginWrite(ctx)
-	}
+	calls, heal := failWriteStart(t, 2)
 	e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -745,10 +738,10 @@ func TestSyncSurvivesAWriteThatCannotStart(t *testing.T) {
 	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sync with a write that cannot start: %v, want context.Canceled", err)
 	}
-	if calls < 2 {
-		t.Fatalf("the sync started %d write transactions; the test needs a second", calls)
+	if *calls < 2 {
+		t.Fatalf("the sync started %d write transactions; the test needs a second", *calls)
 	}
-	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) { return ix.BeginWrite(ctx) }
+	heal()
 	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
 		t.Fatalf("the next sync: %v", err)
 	}

@@ -20,7 +20,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/recallhq/recall/engine/config"
-	"github.com/recallhq/recall/engine/index"
 )
 
 func hashFile(t *testing.T, p string) string {
@@ -771,14 +770,7 @@ func hitRefs(r SearchResult) []string {
 func TestBulkLoadDefersMerges(t *testing.T) {
 	defer func(n int) { commitEvery = n }(commitEvery)
 	commitEvery = 2
-	defer func(f func(context.Context, *index.Index) (*index.Writer, error)) { beginWrite = f }(beginWrite)
-	calls := 0
-	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) {
-		if calls++; calls == 3 {
-			return nil, context.Canceled
-		}
-		return ix.BeginWrite(ctx)
-	}
+	_, heal := failWriteStart(t, 3)
 	e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -796,7 +788,7 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 	if am, pending := state(); am != "0" || pending != "1" {
 		t.Fatalf("after a bulk load cut short: automerge %q, merge pending %q; want 0 and 1", am, pending)
 	}
-	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) { return ix.BeginWrite(ctx) }
+	heal()
 	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
