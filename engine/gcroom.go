@@ -14,8 +14,8 @@ import (
 // the live heap: the same work in fewer cycles, for at most syncHeapRoom
 // more memory. A heap already larger than that (a server holding vectors)
 // gets the collector's own target, so the room never doubles a large heap.
-// docs/benchmarks.md, "Cold index: room for the collector", has the
-// measurements.
+// docs/benchmarks.md ("Room for the collector, and the merges at the
+// end") has the measurements.
 const syncHeapRoom = 32 << 20
 
 // maxSyncGCPercent bounds the percent set for a near-empty heap (a sync's
