@@ -425,7 +425,21 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// Oldest first, so an interrupted cold sync has the history's start.
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Created < todo[j].Created })
 
-	w, err := beginWrite(ctx, sh.ix)
+	// A bulk load: most of the history written (a cold sync, one resumed,
+	// a re-read of most of it).
+	bulk := len(todo) > 0 && len(todo)*2 > len(sessions)
+	begin := func() (*index.Writer, error) {
+		w, err := beginWrite(ctx, sh.ix)
+		if err != nil || !bulk {
+			return w, err
+		}
+		if err := w.CheckpointAfter(ctx, index.BulkCheckpointPages); err != nil {
+			w.Rollback()
+			return nil, err
+		}
+		return w, nil
+	}
+	w, err := begin()
 	if err != nil {
 		return err
 	}
@@ -438,7 +452,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		if err := w.Commit(ctx); err != nil {
 			return err
 		}
-		next, err := beginWrite(ctx, sh.ix)
+		next, err := begin()
 		if err != nil {
 			return err
 		}
@@ -464,12 +478,13 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 			res.Deleted++
 		}
 	}
-	// A bulk load (most of the history written) leaves FTS5's segments
-	// unmerged until it ends: it merges them all then (MergeFullText), and
-	// merging them as they were flushed was work done twice. Marked
-	// pending in the same transaction, a load cut short has them merged,
-	// and merging set back, by the next sync that writes.
-	if len(todo) > 0 && len(todo)*2 > len(sessions) {
+	// A bulk load leaves FTS5's segments unmerged until it ends: it
+	// merges them all then (MergeFullText), and merging them as they were
+	// flushed was work done twice. Marked pending in the same transaction,
+	// a load cut short has them merged, and merging set back, by the next
+	// sync that writes. Its commits checkpoint the WAL less often
+	// (index.BulkCheckpointPages); the merge truncates it.
+	if bulk {
 		if err := w.DeferMerges(ctx); err != nil {
 			return err
 		}

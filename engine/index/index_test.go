@@ -544,3 +544,40 @@ func TestMiddleOfLongOutputAndMessageErrorFound(t *testing.T) {
 		}
 	}
 }
+
+// A bulk load's write lets more WAL pile up before a commit checkpoints
+// it; the next write on the same connection is back at SQLite's default.
+func TestCheckpointAfter(t *testing.T) {
+	ix := testIndex(t)
+	ix.db.SetMaxOpenConns(1) // every write on the one connection
+	ctx := context.Background()
+	pages := func(w *Writer) (n int) {
+		if err := w.tx.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	w, err := ix.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pages(w); n != DefaultCheckpointPages {
+		t.Errorf("a new write checkpoints after %d pages; want %d", n, DefaultCheckpointPages)
+	}
+	if err := w.CheckpointAfter(ctx, BulkCheckpointPages); err != nil {
+		t.Fatal(err)
+	}
+	if n := pages(w); n != BulkCheckpointPages {
+		t.Errorf("a bulk write checkpoints after %d pages; want %d", n, BulkCheckpointPages)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, err = ix.BeginWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Rollback()
+	if n := pages(w); n != DefaultCheckpointPages {
+		t.Errorf("the write after a bulk one on its connection checkpoints after %d pages; want %d", n, DefaultCheckpointPages)
+	}
+}
