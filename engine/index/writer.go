@@ -98,8 +98,9 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 // the index: SQLite's default, and a bulk load's. At the default every
 // commit of a bulk load (each writes more than 1,000 pages) checkpointed,
 // copying again pages the next commit would write anew; at 64 MB a cold
-// sync at 226k and 845k parts took 5% less (docs/benchmarks.md). A bulk
-// load ends with MergeFullText, which checkpoints and truncates the WAL.
+// sync at 226k parts took 4% less, at 845k within the noise
+// (docs/benchmarks.md). A bulk load ends with MergeFullText, which
+// checkpoints and truncates the WAL.
 const (
 	DefaultCheckpointPages = 1000
 	BulkCheckpointPages    = 16384
