@@ -86,26 +86,29 @@ func roomPercent(live uint64, prev int) int {
 	return max(p, prev)
 }
 
-var gcMetrics = []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/heap/live:bytes"}}
-
 // gcPercent is the collector's percent now (-1: off).
 func gcPercent() int {
-	s := []metrics.Sample{gcMetrics[0]}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
+	v, ok := runtimeMetric("/gc/gogc:percent")
+	if !ok {
 		return 100
 	}
-	// The runtime keeps it as an int32 (GOGC=off is -1) and reports
-	// its bits as a uint64.
-	return int(int32(s[0].Value.Uint64()))
+	// The runtime keeps it as an int32 (GOGC=off is -1) and reports its
+	// bits as a uint64.
+	return int(int32(v))
 }
 
 // liveHeap is the heap the last collection marked live (0 before one).
 func liveHeap() uint64 {
-	s := []metrics.Sample{gcMetrics[1]}
+	v, _ := runtimeMetric("/gc/heap/live:bytes")
+	return v
+}
+
+// runtimeMetric reads one of the runtime's uint64 metrics.
+func runtimeMetric(name string) (uint64, bool) {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+		return 0, false
 	}
-	return s[0].Value.Uint64()
+	return s[0].Value.Uint64(), true
 }

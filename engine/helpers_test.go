@@ -112,11 +112,11 @@ func failWriteStart(t testing.TB, n int) (calls *int, heal func()) {
 	heal = func() { beginWrite = orig }
 	t.Cleanup(heal)
 	calls = new(int)
-	beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) {
+	beginWrite = func(ctx context.Context, ix *index.Index, bulk bool) (*index.Writer, error) {
 		if *calls++; *calls == n {
 			return nil, context.Canceled
 		}
-		return orig(ctx, ix)
+		return orig(ctx, ix, bulk)
 	}
 	return calls, heal
 }

@@ -97,9 +97,14 @@ var commitEvery = 4000 // a variable for tests
 // holds has filled its connections' page caches (a var: tests lower it).
 var releaseAfterParts = commitEvery
 
-// beginWrite starts an index write transaction (a variable: a test makes
-// it fail).
-var beginWrite = func(ctx context.Context, ix *index.Index) (*index.Writer, error) { return ix.BeginWrite(ctx) }
+// beginWrite starts an index write transaction, of a bulk load or not
+// (a variable: a test makes it fail).
+var beginWrite = func(ctx context.Context, ix *index.Index, bulk bool) (*index.Writer, error) {
+	if bulk {
+		return ix.BeginBulkWrite(ctx)
+	}
+	return ix.BeginWrite(ctx)
+}
 
 // defaultLockWait is how long a command waits for another process's sync
 // before it answers from the index as it is.
@@ -428,18 +433,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// A bulk load: most of the history written (a cold sync, one resumed,
 	// a re-read of most of it).
 	bulk := len(todo) > 0 && len(todo)*2 > len(sessions)
-	begin := func() (*index.Writer, error) {
-		w, err := beginWrite(ctx, sh.ix)
-		if err != nil || !bulk {
-			return w, err
-		}
-		if err := w.CheckpointAfter(ctx, index.BulkCheckpointPages); err != nil {
-			w.Rollback()
-			return nil, err
-		}
-		return w, nil
-	}
-	w, err := begin()
+	w, err := beginWrite(ctx, sh.ix, bulk)
 	if err != nil {
 		return err
 	}
@@ -452,7 +446,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		if err := w.Commit(ctx); err != nil {
 			return err
 		}
-		next, err := begin()
+		next, err := beginWrite(ctx, sh.ix, bulk)
 		if err != nil {
 			return err
 		}
@@ -483,7 +477,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// flushed was work done twice. Marked pending in the same transaction,
 	// a load cut short has them merged, and merging set back, by the next
 	// sync that writes. Its commits checkpoint the WAL less often
-	// (index.BulkCheckpointPages); the merge truncates it.
+	// (Index.BeginBulkWrite); the merge truncates it.
 	if bulk {
 		if err := w.DeferMerges(ctx); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/recallhq/recall/engine/config"
+	"github.com/recallhq/recall/engine/index"
 )
 
 func hashFile(t *testing.T, p string) string {
@@ -771,13 +773,26 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 	defer func(n int) { commitEvery = n }(commitEvery)
 	commitEvery = 2
 	_, heal := failWriteStart(t, 3)
-	e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
+	var bulks []bool // each write transaction's start: a bulk load's?
+	record := func() {
+		inner := beginWrite
+		beginWrite = func(ctx context.Context, ix *index.Index, bulk bool) (*index.Writer, error) {
+			bulks = append(bulks, bulk)
+			return inner(ctx, ix, bulk)
+		}
+	}
+	record()
+	db := fixture(t, "v1")
+	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a load cut short: %v, want context.Canceled", err)
+	}
+	if len(bulks) != 3 || !bulks[0] || !bulks[1] || !bulks[2] {
+		t.Errorf("the cold load's write transactions started as bulk: %v; want 3, all bulk", bulks)
 	}
 	raw := rawIndex(t, e)
 	state := func() (automerge, pending string) {
@@ -797,5 +812,11 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 	}
 	if n := ftsSegments(t, raw); n != 1 {
 		t.Errorf("the next sync left %d segments; want 1", n)
+	}
+	bulks = nil
+	record()
+	renameAndSync(t, e, db)
+	if len(bulks) == 0 || slices.Contains(bulks, true) {
+		t.Errorf("a sync after a write started its write transactions as bulk: %v; want none bulk", bulks)
 	}
 }

@@ -547,7 +547,7 @@ func TestMiddleOfLongOutputAndMessageErrorFound(t *testing.T) {
 
 // A bulk load's write lets more WAL pile up before a commit checkpoints
 // it; the next write on the same connection is back at SQLite's default.
-func TestCheckpointAfter(t *testing.T) {
+func TestBulkWriteCheckpoints(t *testing.T) {
 	ix := testIndex(t)
 	ix.db.SetMaxOpenConns(1) // every write on the one connection
 	ctx := context.Background()
@@ -561,14 +561,15 @@ func TestCheckpointAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := pages(w); n != DefaultCheckpointPages {
-		t.Errorf("a new write checkpoints after %d pages; want %d", n, DefaultCheckpointPages)
+	if n := pages(w); n != defaultCheckpointPages {
+		t.Errorf("a new write checkpoints after %d pages; want %d", n, defaultCheckpointPages)
 	}
-	if err := w.CheckpointAfter(ctx, BulkCheckpointPages); err != nil {
+	w.Rollback()
+	if w, err = ix.BeginBulkWrite(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := pages(w); n != BulkCheckpointPages {
-		t.Errorf("a bulk write checkpoints after %d pages; want %d", n, BulkCheckpointPages)
+	if n := pages(w); n != bulkCheckpointPages {
+		t.Errorf("a bulk write checkpoints after %d pages; want %d", n, bulkCheckpointPages)
 	}
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -577,7 +578,7 @@ func TestCheckpointAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Rollback()
-	if n := pages(w); n != DefaultCheckpointPages {
-		t.Errorf("the write after a bulk one on its connection checkpoints after %d pages; want %d", n, DefaultCheckpointPages)
+	if n := pages(w); n != defaultCheckpointPages {
+		t.Errorf("the write after a bulk one on its connection checkpoints after %d pages; want %d", n, defaultCheckpointPages)
 	}
 }

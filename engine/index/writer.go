@@ -54,6 +54,20 @@ type Writer struct {
 
 // BeginWrite starts a write transaction.
 func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
+	return ix.beginWrite(ctx, defaultCheckpointPages)
+}
+
+// BeginBulkWrite starts a write transaction of a bulk load (most of the
+// history written; MergeFullText ends it): its commit checkpoints the WAL
+// only past bulkCheckpointPages.
+func (ix *Index) BeginBulkWrite(ctx context.Context) (*Writer, error) {
+	return ix.beginWrite(ctx, bulkCheckpointPages)
+}
+
+// beginWrite starts a write transaction whose commit checkpoints the WAL
+// past checkpointPages (set on the connection each time: the pool's
+// connection may have been a bulk load's).
+func (ix *Index) beginWrite(ctx context.Context, checkpointPages int) (*Writer, error) {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin index write: %w", err)
@@ -86,10 +100,9 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 		tx.Rollback()
 		return nil, fmt.Errorf("prepare index write: %w", err)
 	}
-	// The connection may have been a bulk load's (CheckpointAfter).
-	if err := w.CheckpointAfter(ctx, DefaultCheckpointPages); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, checkpointPages)); err != nil {
 		tx.Rollback()
-		return nil, err
+		return nil, fmt.Errorf("begin index write: %w", err)
 	}
 	return w, nil
 }
@@ -102,19 +115,9 @@ func (ix *Index) BeginWrite(ctx context.Context) (*Writer, error) {
 // (docs/benchmarks.md). A bulk load ends with MergeFullText, which
 // checkpoints and truncates the WAL.
 const (
-	DefaultCheckpointPages = 1000
-	BulkCheckpointPages    = 16384
+	defaultCheckpointPages = 1000
+	bulkCheckpointPages    = 16384
 )
-
-// CheckpointAfter sets how many pages of WAL this write's connection lets
-// a commit leave unmerged (PRAGMA wal_autocheckpoint); BeginWrite sets the
-// default.
-func (w *Writer) CheckpointAfter(ctx context.Context, pages int) error {
-	if _, err := w.tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, pages)); err != nil {
-		return fmt.Errorf("begin index write: %w", err)
-	}
-	return nil
-}
 
 // Rollback abandons the transaction.
 func (w *Writer) Rollback() { w.tx.Rollback() }
