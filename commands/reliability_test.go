@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 func decodeJSON(t *testing.T, r run, v any) {
@@ -189,7 +190,11 @@ func TestLockedHistoryAnswersFromIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Exec(`UPDATE session SET title = 'LOCKED_RENAME_TITLE', time_updated = time_updated + 1 WHERE rowid = 1`); err != nil {
+	var sid string
+	if err := w.QueryRow(`SELECT id FROM session WHERE rowid = 1`).Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	if err := historytest.Rename(w, sid, "LOCKED_RENAME_TITLE"); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 // Benchmarks over a large history. `make bench` builds one with
@@ -236,7 +238,7 @@ func timeSyncsAfterWrites(b *testing.B, e *Engine, w *sql.DB, rowid func(i int) 
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		if err := writeLikeOpenCode(w, rowid(i), i); err != nil {
+		if err := writeLikeOpenCode(w, rowid(i)); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -256,7 +258,7 @@ func timeSyncsAfterWrites(b *testing.B, e *Engine, w *sql.DB, rowid func(i int) 
 // writeLikeOpenCode updates the part at rowid (or the next one) and
 // appends its session's event in one transaction, as OpenCode does: a
 // text or reasoning part gains a word, as one streamed delta does.
-func writeLikeOpenCode(w *sql.DB, rowid int64, n int) error {
+func writeLikeOpenCode(w *sql.DB, rowid int64) error {
 	tx, err := w.Begin()
 	if err != nil {
 		return err
@@ -266,23 +268,15 @@ func writeLikeOpenCode(w *sql.DB, rowid int64, n int) error {
 	if err := tx.QueryRow(`SELECT session_id FROM part WHERE rowid >= ? ORDER BY rowid LIMIT 1`, rowid).Scan(&sid); err != nil {
 		return err
 	}
-	now := time.Now().UnixMilli()
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		// A streamed part grows by a word; a tool's part changes its state
-		// in place (its text stays).
-		{`UPDATE part SET time_updated = ?, data = CASE WHEN json_extract(data, '$.type') IN ('text', 'reasoning')
-			THEN json_set(data, '$.text', json_extract(data, '$.text') || ' streamed') ELSE data END
-			WHERE rowid = (SELECT rowid FROM part WHERE rowid >= ? ORDER BY rowid LIMIT 1)`, []any{now, rowid}},
-		{`INSERT INTO event_sequence(aggregate_id, seq) VALUES (?, 0) ON CONFLICT(aggregate_id) DO UPDATE SET seq = seq + 1`, []any{sid}},
-		{`INSERT INTO event(id, aggregate_id, seq, type, data) SELECT ?, ?, seq, 'message.part.updated.1', '{}' FROM event_sequence WHERE aggregate_id = ?`,
-			[]any{fmt.Sprintf("evt_bench%d_%d", now, n), sid, sid}},
-	} {
-		if _, err := tx.Exec(q.sql, q.args...); err != nil {
-			return err
-		}
+	// A streamed part grows by a word; a tool's part changes its state in
+	// place (its text stays).
+	if _, err := tx.Exec(`UPDATE part SET time_updated = ?, data = CASE WHEN json_extract(data, '$.type') IN ('text', 'reasoning')
+		THEN json_set(data, '$.text', json_extract(data, '$.text') || ' streamed') ELSE data END
+		WHERE rowid = (SELECT rowid FROM part WHERE rowid >= ? ORDER BY rowid LIMIT 1)`, time.Now().UnixMilli(), rowid); err != nil {
+		return err
+	}
+	if err := historytest.AppendEvent(context.Background(), tx, sid, "message.part.updated.1"); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

@@ -238,9 +238,11 @@ func TestLockedDatabase(t *testing.T) {
 	}
 
 	w, _ := sql.Open("sqlite", db)
-	if _, err := w.Exec(`UPDATE session SET title = 'LOCKED_RENAME', time_updated = time_updated + 1 WHERE rowid = 1`); err != nil {
+	var sid string
+	if err := w.QueryRow(`SELECT id FROM session WHERE rowid = 1`).Scan(&sid); err != nil {
 		t.Fatal(err)
 	}
+	mustWrite(t, w, sid, "session.updated.1", `UPDATE session SET title = 'LOCKED_RENAME', time_updated = time_updated + 1 WHERE id = ?`, sid)
 	w.Close()
 	release = holdLock(t, db)
 	start = time.Now()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 // fixture copies a committed OpenCode fixture (testdata/opencode/<name>)
@@ -87,6 +88,15 @@ func search(t testing.TB, e *Engine, q string, mod ...func(*SearchParams)) Searc
 		t.Fatalf("search %q: %v", q, err)
 	}
 	return res
+}
+
+// mustWrite writes to the history through w as OpenCode does (query and an
+// event of session sid of type typ, in one transaction).
+func mustWrite(t testing.TB, w *sql.DB, sid, typ, query string, args ...any) {
+	t.Helper()
+	if err := historytest.Write(w, sid, typ, query, args...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // rawIndex is a second SQL handle on e's index file, for tests that look

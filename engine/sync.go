@@ -361,13 +361,6 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err := sh.ix.AddMissingIndexes(ctx); err != nil {
 		return err
 	}
-	sessions, err := src.Sessions(ctx)
-	if err != nil {
-		return err
-	}
-	if sessions, err = sh.keepIndexable(ctx, sessions); err != nil {
-		return err
-	}
 	// A change of excluded directories or redaction patterns changes what
 	// every session's documents hold: each stored stamp carries the config
 	// hash, so all sessions are re-read, and a re-read (or a first sync)
@@ -380,60 +373,202 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// the same counts and times for other content, so every session is
 	// re-read from the new file, and an interrupted re-read resumes.
 	cfg := "|config:" + sh.e.config.Hash() + "|src:" + src.Identity().String()
+	plan, ok, err := sh.planChanges(ctx, src, cfg, opts.Force)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if plan, err = sh.planWhole(ctx, src, cfg, opts.Force); err != nil {
+			return err
+		}
+	}
+	return sh.apply(ctx, src, fp, cfg, plan, opts, res)
+}
+
+// syncPlan is what a sync writes: the sessions to (re-)read, those gone,
+// and the stamps and mark to record.
+type syncPlan struct {
+	todo []*model.Session // oldest first
+	gone []string
+	// clearAll: the index is emptied first and todo holds every session.
+	clearAll bool
+	// bulk: most of the history is written (a bulk load).
+	bulk    bool
+	indexed map[string]string // stored stamps, of todo's sessions at least
+	stamps  map[string]string // the source's stamps, of todo's sessions at least
+	roots   map[string]string // todo's sessions' top-level sessions
+	mark    string            // the change mark to record
+	total   int               // sessions the history holds (indexable)
+}
+
+// planWhole lists every session of the history and compares every stamp.
+func (sh *shard) planWhole(ctx context.Context, src source.Source, cfg string, force bool) (syncPlan, error) {
+	var sessions []model.Session
+	var listing string
+	var err error
+	if cl, ok := src.(source.ChangeLister); ok {
+		sessions, listing, err = cl.ListSessions(ctx)
+	} else {
+		sessions, err = src.Sessions(ctx)
+	}
+	if err != nil {
+		return syncPlan{}, err
+	}
+	if sessions, err = sh.keepIndexable(ctx, sessions); err != nil {
+		return syncPlan{}, err
+	}
 	byID := make(map[string]*model.Session, len(sessions))
 	for i := range sessions {
 		byID[sessions[i].ID] = &sessions[i]
 	}
 	indexed, err := sh.ix.Stamps(ctx)
 	if err != nil {
-		return err
+		return syncPlan{}, err
 	}
-	stamps, mark, err := sh.sourceStamps(ctx, src, opts.Force, indexed, cfg, sessions)
+	stamps, mark, err := sh.sourceStamps(ctx, src, force, indexed, cfg, sessions, listing)
 	if err != nil {
-		return err
+		return syncPlan{}, err
 	}
+	plan := syncPlan{indexed: indexed, stamps: stamps, mark: mark, total: len(sessions)}
 	// A stored stamp is the source's with cfg after it; compared here and
 	// made for the sessions written, not for every session up front (each
 	// was held for the whole sync).
-	var todo []*model.Session
 	for _, s := range sessions {
 		old, ok := indexed[s.ID]
-		if !ok || opts.Force || !isStamp(old, stamps[s.ID], cfg) {
-			todo = append(todo, byID[s.ID])
+		if !ok || force || !isStamp(old, stamps[s.ID], cfg) {
+			plan.todo = append(plan.todo, byID[s.ID])
 		}
 	}
-	var gone []string
 	for id := range indexed {
 		if _, ok := byID[id]; !ok {
-			gone = append(gone, id)
+			plan.gone = append(plan.gone, id)
 		}
 	}
-	sort.Strings(gone)
+	sort.Strings(plan.gone)
 	// A re-read of most of the index (a config change, a history replaced
 	// by a copy, --force) clears it at once and writes every session as new:
 	// deleting them one by one costs many times a cold index
 	// (Writer.ClearSessions). The documents of sessions left unchanged are
 	// written again in the same sync.
 	rereads := 0
-	for _, s := range todo {
+	for _, s := range plan.todo {
 		if _, ok := indexed[s.ID]; ok {
 			rereads++
 		}
 	}
-	clearAll := rereads > 0 && rereads*2 > len(indexed)
-	if clearAll {
-		todo = todo[:0]
+	if plan.clearAll = rereads > 0 && rereads*2 > len(indexed); plan.clearAll {
+		plan.todo = plan.todo[:0]
 		for i := range sessions {
-			todo = append(todo, &sessions[i])
+			plan.todo = append(plan.todo, &sessions[i])
 		}
 	}
-	// Oldest first, so an interrupted cold sync has the history's start.
-	sort.Slice(todo, func(i, j int) bool { return todo[i].Created < todo[j].Created })
-
+	plan.roots = make(map[string]string, len(plan.todo))
+	for _, s := range plan.todo {
+		plan.roots[s.ID] = rootOf(s, byID)
+	}
 	// A bulk load: most of the history written (a cold sync, one resumed,
 	// a re-read of most of it).
-	bulk := len(todo) > 0 && len(todo)*2 > len(sessions)
-	w, err := beginWrite(ctx, sh.ix, bulk)
+	plan.bulk = len(plan.todo) > 0 && len(plan.todo)*2 > len(sessions)
+	plan.sortTodo()
+	return plan, nil
+}
+
+// sortTodo puts todo oldest first, so an interrupted cold sync has the
+// history's start.
+func (p *syncPlan) sortTodo() {
+	sort.Slice(p.todo, func(i, j int) bool { return p.todo[i].Created < p.todo[j].Created })
+}
+
+// planChanges plans a sync from what changed since the last one when the
+// source can tell it (source.ChangeLister): the sessions written to, read
+// without listing the others or reading every stored stamp. ok false: the
+// whole history is to be listed instead (forced, no mark, another config
+// or file than the index was last synced with, a deletion, a parent it
+// cannot place, or what the source declines).
+func (sh *shard) planChanges(ctx context.Context, src source.Source, cfg string, force bool) (syncPlan, bool, error) {
+	cl, ok := src.(source.ChangeLister)
+	if force || !ok {
+		return syncPlan{}, false, nil
+	}
+	var meta [3]string
+	for i, key := range []string{changeMarkKey, "config_hash", "source_identity"} {
+		v, err := sh.ix.Meta(ctx, key)
+		if err != nil {
+			return syncPlan{}, false, err
+		}
+		meta[i] = v
+	}
+	if meta[0] == "" || meta[1] != sh.e.config.Hash() || meta[2] != src.Identity().String() {
+		return syncPlan{}, false, nil
+	}
+	start := time.Now()
+	ch, ok, err := cl.SessionsSince(ctx, meta[0])
+	if err != nil || !ok {
+		return syncPlan{}, false, err
+	}
+	forgotten, err := sh.ix.Forgotten(ctx)
+	if err != nil {
+		return syncPlan{}, false, err
+	}
+	byID := make(map[string]*model.Session, len(ch.Sessions))
+	ids := make([]string, len(ch.Sessions))
+	for i := range ch.Sessions {
+		byID[ch.Sessions[i].ID] = &ch.Sessions[i]
+		ids[i] = ch.Sessions[i].ID
+	}
+	indexed, err := sh.ix.StampsOf(ctx, ids)
+	if err != nil {
+		return syncPlan{}, false, err
+	}
+	plan := syncPlan{indexed: indexed, stamps: ch.Stamps, mark: ch.Next, total: ch.Total, roots: map[string]string{}}
+	for i := range ch.Sessions {
+		s := &ch.Sessions[i]
+		// Forget records every session of the family it drops.
+		if sh.e.config.Excluded(s.Directory) || forgotten[s.ID] {
+			continue
+		}
+		root, ok, err := sh.placeRoot(ctx, s, byID)
+		if err != nil || !ok {
+			return syncPlan{}, false, err
+		}
+		if forgotten[root] {
+			continue
+		}
+		if old, ok := indexed[s.ID]; ok && isStamp(old, ch.Stamps[s.ID], cfg) {
+			continue
+		}
+		plan.todo = append(plan.todo, s)
+		plan.roots[s.ID] = root
+	}
+	plan.sortTodo()
+	sh.e.log.Info("history changes", "source", sh.name, "sessions", len(ch.Sessions), "todo", len(plan.todo), "ms", time.Since(start).Milliseconds())
+	return plan, true, nil
+}
+
+// placeRoot is s's top-level session, as rootOf would find it among every
+// indexable session: up its parents among the changed sessions, then from
+// the index's record of the first one it holds. ok false when a parent is
+// neither (not indexed: excluded, forgotten, or not yet read).
+func (sh *shard) placeRoot(ctx context.Context, s *model.Session, changed map[string]*model.Session) (string, bool, error) {
+	id := s.ID
+	for range len(changed) + 1 {
+		cur := changed[id]
+		if cur.ParentID == "" {
+			return id, true, nil
+		}
+		if p, ok := changed[cur.ParentID]; ok {
+			id = p.ID
+			continue
+		}
+		root, ok, err := sh.ix.RootOf(ctx, cur.ParentID)
+		return root, ok, err
+	}
+	return "", false, nil // a cycle: rootOf's walk decides
+}
+
+// apply writes plan and records the sync.
+func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, plan syncPlan, opts SyncOptions, res *SyncResult) error {
+	w, err := beginWrite(ctx, sh.ix, plan.bulk)
 	if err != nil {
 		return err
 	}
@@ -442,18 +577,26 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// instead of "interrupted"). Rolling back a committed transaction does
 	// nothing.
 	defer func() { w.Rollback() }()
+	// The change mark speaks for an index that holds everything up to it:
+	// dropped in the first transaction that writes, written again after
+	// the last, so a sync cut short (a forced re-read that cleared the
+	// index, a session half way) leaves none, and the next sync lists
+	// every session instead of reading only the changes since it.
+	if err := w.DeleteMeta(ctx, changeMarkKey); err != nil {
+		return err
+	}
 	flush := func() error {
 		if err := w.Commit(ctx); err != nil {
 			return err
 		}
-		next, err := beginWrite(ctx, sh.ix, bulk)
+		next, err := beginWrite(ctx, sh.ix, plan.bulk)
 		if err != nil {
 			return err
 		}
 		w = next
 		return nil
 	}
-	if clearAll {
+	if plan.clearAll {
 		if err := w.ClearSessions(ctx); err != nil {
 			return err
 		}
@@ -463,9 +606,9 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		if err := w.DeleteMeta(ctx, "source_fingerprint"); err != nil {
 			return err
 		}
-		res.Deleted = len(gone)
+		res.Deleted = len(plan.gone)
 	} else {
-		for _, id := range gone {
+		for _, id := range plan.gone {
 			if err := w.DeleteSession(ctx, id); err != nil {
 				return err
 			}
@@ -478,7 +621,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// a load cut short has them merged, and merging set back, by the next
 	// sync that writes. Its commits checkpoint the WAL less often
 	// (Index.BeginBulkWrite); the merge truncates it.
-	if bulk {
+	if plan.bulk {
 		if err := w.DeferMerges(ctx); err != nil {
 			return err
 		}
@@ -491,14 +634,14 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// set again for the heap as it grows at each commit.
 	gc := holdGCRoom()
 	defer gc.release()
-	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), todo)
+	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), plan.todo)
 	defer rd.stop()
-	for i, s := range todo {
+	for i, s := range plan.todo {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		stamp, existed := indexed[s.ID]
-		if existed && !clearAll {
+		stamp, existed := plan.indexed[s.ID]
+		if existed && !plan.clearAll {
 			// A session written under this configuration keeps the
 			// documents it writes again unchanged (Writer.RereadSession).
 			drop := w.DeleteSession
@@ -509,7 +652,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 				return err
 			}
 		}
-		n, df, err := sh.writeSession(ctx, w, rd, s, rootOf(s, byID), stamps[s.ID]+cfg, now)
+		n, df, err := sh.writeSession(ctx, w, rd, s, plan.roots[s.ID], plan.stamps[s.ID]+cfg, now)
 		if err != nil {
 			return err
 		}
@@ -520,7 +663,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 		}
 		res.Parts += n
 		if opts.Progress != nil {
-			opts.Progress(SyncProgress{Done: i + 1, Total: len(todo), Parts: res.Parts})
+			opts.Progress(SyncProgress{Done: i + 1, Total: len(plan.todo), Parts: res.Parts})
 		}
 		// The reader ends a transaction's worth of sessions (commitEvery
 		// parts) with that transaction's vocabulary counts.
@@ -535,20 +678,11 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	if err := w.Commit(ctx); err != nil {
 		return err
 	}
-	if err := sh.ix.SetMeta(ctx, "source_fingerprint", fp); err != nil {
-		return fmt.Errorf("record sync: %w", err)
-	}
-	if err := sh.ix.SetMeta(ctx, changeMarkKey, mark); err != nil {
-		return fmt.Errorf("record sync: %w", err)
-	}
-	if err := sh.ix.SetMeta(ctx, "config_hash", sh.e.config.Hash()); err != nil {
-		return fmt.Errorf("record sync: %w", err)
-	}
-	if err := sh.ix.SetMeta(ctx, "source_identity", src.Identity().String()); err != nil {
-		return fmt.Errorf("record sync: %w", err)
-	}
-	if err := sh.ix.SetMeta(ctx, "synced_at", fmt.Sprint(time.Now().UnixMilli())); err != nil {
-		return err
+	for _, kv := range [][2]string{{"source_fingerprint", fp}, {changeMarkKey, plan.mark}, {"config_hash", sh.e.config.Hash()},
+		{"source_identity", src.Identity().String()}, {"synced_at", fmt.Sprint(time.Now().UnixMilli())}} {
+		if err := sh.ix.SetMeta(ctx, kv[0], kv[1]); err != nil {
+			return fmt.Errorf("record sync: %w", err)
+		}
 	}
 	// A sync that wrote most of the index (a cold one, a resumed one, a
 	// re-read after a config change) left the bulk load's segments: merged,
@@ -557,7 +691,7 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 	// loses only itself; it is marked pending first, and the next sync that
 	// writes anything merges then.
 	merge := false
-	if written := res.Added + res.Updated; written > 0 && written*2 > len(sessions) {
+	if written := res.Added + res.Updated; written > 0 && written*2 > plan.total {
 		merge = true
 	} else if pending, err := sh.ix.Meta(ctx, mergePendingKey); err == nil && pending != "" {
 		merge = true
@@ -603,7 +737,7 @@ const changeMarkKey = "source_changes"
 // write to a large history then reads a few sessions' rows, not all of
 // them), else from the whole history. mark is what to record once this
 // sync has written everything.
-func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool, indexed map[string]string, cfg string, sessions []model.Session) (stamps map[string]string, mark string, err error) {
+func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool, indexed map[string]string, cfg string, sessions []model.Session, listing string) (stamps map[string]string, mark string, err error) {
 	ct, ok := src.(source.ChangeTracker)
 	if !ok {
 		stamps, err = src.Stamps(ctx)
@@ -624,7 +758,7 @@ func (sh *shard) sourceStamps(ctx context.Context, src source.Source, force bool
 		}
 	}
 	start := time.Now()
-	st, err := ct.StampsSince(ctx, prev, old, sessions)
+	st, err := ct.StampsSince(ctx, prev, old, sessions, listing)
 	if err != nil {
 		return nil, "", err
 	}

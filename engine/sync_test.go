@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -338,9 +339,7 @@ func TestRereadOfMostSessionsClearsTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Exec(`UPDATE session SET title = title || ' (renamed)' WHERE id = ?`, renamed); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, w, renamed, "session.updated.1", `UPDATE session SET title = title || ' (renamed)' WHERE id = ?`, renamed)
 	res, err := e.Sync(ctx, SyncOptions{})
 	if err != nil || res.Updated != 1 {
 		t.Fatalf("sync after a rename: %+v %v; want 1 updated", res, err)
@@ -423,12 +422,8 @@ func TestRereadKeepsUnchangedDocuments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Exec(`UPDATE part SET data = json_set(data, '$.text', 'PLUMCOT wholly rewritten words'), time_updated = time_updated + 1 WHERE id = ?`, partID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Exec(`UPDATE session SET title = 'Renamed QUINCEBERRY', time_updated = time_updated + 1 WHERE id = ?`, sid); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, w, sid, "message.part.updated.1", `UPDATE part SET data = json_set(data, '$.text', 'PLUMCOT wholly rewritten words'), time_updated = time_updated + 1 WHERE id = ?`, partID)
+	mustWrite(t, w, sid, "session.updated.1", `UPDATE session SET title = 'Renamed QUINCEBERRY', time_updated = time_updated + 1 WHERE id = ?`, sid)
 	if r, err := e.Sync(ctx, SyncOptions{}); err != nil || r.Updated != 1 {
 		t.Fatalf("sync: %+v %v", r, err)
 	}
@@ -613,9 +608,11 @@ func renameAndSync(t *testing.T, e *Engine, db string) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Exec(`UPDATE session SET title = title || ' (renamed)' WHERE id = (SELECT id FROM session ORDER BY id LIMIT 1)`); err != nil {
+	var sid string
+	if err := w.QueryRow(`SELECT id FROM session ORDER BY id LIMIT 1`).Scan(&sid); err != nil {
 		t.Fatal(err)
 	}
+	mustWrite(t, w, sid, "session.updated.1", `UPDATE session SET title = title || ' (renamed)' WHERE id = ?`, sid)
 	if r, err := e.Sync(context.Background(), SyncOptions{}); err != nil || r.Updated != 1 {
 		t.Fatalf("sync after a rename: %+v %v", r, err)
 	}
@@ -818,5 +815,193 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 	renameAndSync(t, e, db)
 	if len(bulks) == 0 || slices.Contains(bulks, true) {
 		t.Errorf("a sync after a write started its write transactions as bulk: %v; want none bulk", bulks)
+	}
+}
+
+// A sync after OpenCode's writes reads only the sessions written to (no
+// listing of every session, no reading of every stored stamp), new
+// sessions included; what only a listing finds (a deletion, a writer
+// without events) is found by the next sync that lists, and the index
+// kept this way equals a fresh rebuild.
+func TestSyncAfterAWriteReadsOnlyWhatChanged(t *testing.T) {
+	db := fixture(t, "v1")
+	var logged bytes.Buffer
+	e := openSynced(t, Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "kept.db"), Getenv: noEnv,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	ctx := context.Background()
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var edited, renamed, victim, sub, parent string
+	w.QueryRow(`SELECT id FROM session WHERE title = 'Fix invoice total rounding drift'`).Scan(&edited)
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'List runtime%'`).Scan(&renamed)
+	w.QueryRow(`SELECT id FROM session WHERE title LIKE 'Verbose build%'`).Scan(&victim)
+	w.QueryRow(`SELECT id, parent_id FROM session WHERE parent_id IS NOT NULL`).Scan(&sub, &parent)
+	if edited == "" || renamed == "" || victim == "" || sub == "" {
+		t.Fatal("fixture sessions not found")
+	}
+	// sync syncs and reports how it found the sessions to read: "changes"
+	// (SessionsSince) or "listing" (every session listed).
+	sync := func(step string) (SyncResult, string) {
+		t.Helper()
+		logged.Reset()
+		r, err := e.Sync(ctx, SyncOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		changes, listing := strings.Contains(logged.String(), "msg=\"history changes\""), strings.Contains(logged.String(), "msg=\"history stamps\"")
+		switch {
+		case changes && !listing:
+			return r, "changes"
+		case listing && !changes:
+			return r, "listing"
+		}
+		t.Fatalf("%s: the log says neither or both ways:\n%s", step, logged.String())
+		return r, ""
+	}
+
+	// editPart edits a text part of sid as OpenCode does (its time is the
+	// edit's, the session's newest).
+	editPart := func(sid, text string) {
+		mustWrite(t, w, sid, "message.part.updated.1", `UPDATE part SET data = json_set(data, '$.text', ? || ' ' || json_extract(data, '$.text')),
+			time_updated = ? WHERE id = (SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' LIMIT 1)`,
+			text, time.Now().UnixMilli(), sid)
+	}
+	editPart(edited, "PLUMCOT_EDITED")
+	if r, how := sync("a part edited"); how != "changes" || r.Updated != 1 || r.Added != 0 {
+		t.Errorf("a part edited: %s, %+v; want the changes, 1 updated", how, r)
+	}
+	if hits := search(t, e, "PLUMCOT_EDITED").Hits; len(hits) == 0 || hits[0].SessionID != edited {
+		t.Errorf("edited text not found: %+v", hits)
+	}
+
+	// A session imported (no events) is new to the session table.
+	newID := "ses_0000000000000NEWSESSION01"
+	for _, q := range []string{
+		`INSERT INTO session SELECT ?, project_id, workspace_id, parent_id, slug, directory, path, 'Copied session QUINCEBERRY',
+		version, share_url, summary_additions, summary_deletions, summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
+		tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created + 5, time_updated + 5,
+		time_compacting, time_archived FROM session WHERE id = ?`,
+		`INSERT INTO message SELECT 'n' || id, ?, time_created, time_updated, data FROM message WHERE session_id = ?`,
+		`INSERT INTO part SELECT 'n' || id, 'n' || message_id, ?, time_created, time_updated, data FROM part WHERE session_id = ?`,
+	} {
+		if _, err := w.Exec(q, newID, edited); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, how := sync("a session imported"); how != "changes" || r.Added != 1 || r.Updated != 0 {
+		t.Errorf("a session imported: %s, %+v; want the changes, 1 added", how, r)
+	}
+	if hits := search(t, e, "QUINCEBERRY").Hits; len(hits) == 0 || hits[0].SessionID != newID {
+		t.Errorf("new session not found: %+v", hits)
+	}
+
+	// A subagent's session: its family's root is the index's.
+	editPart(sub, "GREENGAGE_EDITED")
+	if r, how := sync("a subagent's part edited"); how != "changes" || r.Updated != 1 {
+		t.Errorf("a subagent's part edited: %s, %+v; want the changes, 1 updated", how, r)
+	}
+	var root string
+	rawIndex(t, e).QueryRow(`SELECT root_id FROM sessions WHERE id = ?`, sub).Scan(&root)
+	if hits := search(t, e, "GREENGAGE_EDITED").Hits; len(hits) == 0 || hits[0].SessionID != sub || root != parent {
+		t.Errorf("the subagent's edit: %+v, root %q; want session %s in family %s", hits, root, sub, parent)
+	}
+
+	// A rename by a writer without events is not among the changes; the
+	// sync that lists (once the last listing is listEvery old) finds it.
+	if _, err := w.Exec(`UPDATE session SET title = 'Renamed without an event' WHERE id = ?`, renamed); err != nil {
+		t.Fatal(err)
+	}
+	if r, how := sync("a rename without an event"); how != "changes" || r.Updated != 0 {
+		t.Errorf("a rename without an event: %s, %+v; want the changes, none updated", how, r)
+	}
+	ageListing(t, e)
+	editPart(edited, "MIRABELLE_EDITED")
+	if r, how := sync("the listing due"); how != "listing" || r.Updated != 2 {
+		t.Errorf("the listing due: %s, %+v; want a listing, 2 updated (the rename and the edit)", how, r)
+	}
+
+	// A session deleted (with its rows and events, as OpenCode's cascade).
+	for _, q := range []string{`DELETE FROM part WHERE session_id = ?`, `DELETE FROM message WHERE session_id = ?`,
+		`DELETE FROM event WHERE aggregate_id = ?`, `DELETE FROM event_sequence WHERE aggregate_id = ?`, `DELETE FROM session WHERE id = ?`} {
+		if _, err := w.Exec(q, victim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, how := sync("a session deleted"); how != "listing" || r.Deleted != 1 {
+		t.Errorf("a session deleted: %s, %+v; want a listing, 1 deleted", how, r)
+	}
+	editPart(edited, "DAMSON_EDITED")
+	if r, how := sync("an edit after the listing"); how != "changes" || r.Updated != 1 {
+		t.Errorf("an edit after the listing: %s, %+v; want the changes, 1 updated", how, r)
+	}
+	fresh := openAt(t, db, filepath.Join(t.TempDir(), "fresh.db"))
+	if kept, rebuilt := dumpIndex(t, e), dumpIndex(t, fresh); kept != rebuilt {
+		t.Errorf("kept index differs from a rebuild:\n%s", firstDiff(kept, rebuilt))
+	}
+
+	// A forgotten family stays forgotten when its subagent is written to.
+	if _, err := e.Forget(ctx, parent); err != nil {
+		t.Fatal(err)
+	}
+	editPart(sub, "SLOE_EDITED")
+	if r, how := sync("a forgotten family's subagent written to"); how != "changes" || r.Added+r.Updated != 0 {
+		t.Errorf("a forgotten family's subagent written to: %s, %+v; want the changes, nothing written", how, r)
+	}
+	if hits := search(t, e, "SLOE_EDITED").Hits; len(hits) != 0 {
+		t.Errorf("a forgotten session came back: %+v", hits[0])
+	}
+}
+
+// A session in an excluded directory stays out when it is written to.
+func TestSyncOfChangesKeepsExcludedDirectoriesOut(t *testing.T) {
+	db := fixture(t, "v1")
+	cfg := &config.Config{ExcludeDirectories: []string{"/tmp/ocgen/recall-v1/projects/webapp"}}
+	var logged bytes.Buffer
+	e := openSynced(t, Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "i.db"), Getenv: noEnv, Config: cfg,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	w, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var sid string
+	w.QueryRow(`SELECT id FROM session WHERE directory = ? LIMIT 1`, cfg.ExcludeDirectories[0]).Scan(&sid)
+	mustWrite(t, w, sid, "message.part.updated.1", `UPDATE part SET data = json_set(data, '$.text', 'DAMSON_EXCLUDED'), time_updated = ?
+		WHERE id = (SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' LIMIT 1)`, time.Now().UnixMilli(), sid)
+	logged.Reset()
+	r, err := e.Sync(context.Background(), SyncOptions{})
+	if err != nil || r.Added+r.Updated != 0 || !strings.Contains(logged.String(), "history changes") {
+		t.Errorf("an excluded session written to: %+v %v; want the changes read, nothing written\n%s", r, err, logged.String())
+	}
+	if hits := search(t, e, "DAMSON_EXCLUDED").Hits; len(hits) != 0 {
+		t.Errorf("an excluded session was indexed: %+v", hits[0])
+	}
+}
+
+// ageListing makes the index's change mark say its last listing of every
+// session was made an hour ago, so the next sync lists them (the mark is
+// the source's; this reaches into its "listed" field).
+func ageListing(t *testing.T, e *Engine) {
+	t.Helper()
+	raw := rawIndex(t, e)
+	var mark string
+	if err := raw.QueryRow(`SELECT value FROM meta WHERE key = ?`, changeMarkKey).Scan(&mark); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(mark), &m); err != nil {
+		t.Fatal(err)
+	}
+	listed, ok := m["listed"].(float64)
+	if !ok {
+		t.Fatalf("the change mark has no listing time: %s", mark)
+	}
+	m["listed"] = listed - float64(time.Hour.Milliseconds())
+	b, _ := json.Marshal(m)
+	if _, err := raw.Exec(`UPDATE meta SET value = ? WHERE key = ?`, string(b), changeMarkKey); err != nil {
+		t.Fatal(err)
 	}
 }

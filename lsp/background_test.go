@@ -19,6 +19,7 @@ import (
 	"github.com/recallhq/recall/engine/embed/bertgen"
 
 	"github.com/recallhq/recall/internal/fixtures"
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 // gate is a background-sync hook that holds syncs until opened.
@@ -201,7 +202,7 @@ func touchTitle(t testing.TB, db, title string) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Exec(`UPDATE session SET title = ?, time_updated = time_updated + 1 WHERE id = 'ses_dd7571907ffe5vPpW7vxTE77tW'`, title); err != nil {
+	if err := historytest.Rename(w, "ses_dd7571907ffe5vPpW7vxTE77tW", title); err != nil {
 		t.Fatal(err)
 	}
 }

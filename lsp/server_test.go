@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/recallhq/recall/commands"
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 func wireCode(t *testing.T, err error) jsonrpc2.Code {
@@ -210,7 +211,7 @@ func TestWatcherSyncsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if _, err := src.Exec(`UPDATE session SET title = 'Renamed by the watcher test', time_updated = time_updated + 1 WHERE id = 'ses_dd7571907ffe5vPpW7vxTE77tW'`); err != nil {
+	if err := historytest.Rename(src, "ses_dd7571907ffe5vPpW7vxTE77tW", "Renamed by the watcher test"); err != nil {
 		t.Fatal(err)
 	}
 	var res struct{ Updated int }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 // v2FixtureDB is the other real history: no session in common with v1.
@@ -104,6 +106,9 @@ func TestWatcherRetriesLockedHistory(t *testing.T) {
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(s.ctx, `UPDATE session SET title = 'Renamed before the lock', time_updated = time_updated + 1 WHERE id = 'ses_dd7571907ffe5vPpW7vxTE77tW'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := historytest.AppendEvent(s.ctx, conn, "ses_dd7571907ffe5vPpW7vxTE77tW", "session.updated.1"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conn.ExecContext(s.ctx, `BEGIN EXCLUSIVE`); err != nil {

@@ -11,24 +11,36 @@ import (
 // Titles returns the title of each session of ids that the index holds, in
 // one query per 500 ids (a page of hits names a handful of sessions).
 func (ix *Index) Titles(ctx context.Context, ids []string) (map[string]string, error) {
+	return ix.sessionsColumn(ctx, "title", ids)
+}
+
+// StampsOf is Stamps for the sessions of ids that the index holds (a sync
+// after a write reads the few it is to compare, not every one).
+func (ix *Index) StampsOf(ctx context.Context, ids []string) (map[string]string, error) {
+	return ix.sessionsColumn(ctx, "stamp", ids)
+}
+
+// sessionsColumn reads one text column of the sessions of ids the index
+// holds, by id, in one query per 500 ids.
+func (ix *Index) sessionsColumn(ctx context.Context, col string, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		batch := ids[start:min(start+500, len(ids))]
-		rows, err := ix.db.QueryContext(ctx, `SELECT id, title FROM sessions WHERE id IN `+inList(len(batch)), anys(batch)...)
+		rows, err := ix.db.QueryContext(ctx, `SELECT id, `+col+` FROM sessions WHERE id IN `+inList(len(batch)), anys(batch)...)
 		if err != nil {
-			return nil, fmt.Errorf("read session titles: %w", err)
+			return nil, fmt.Errorf("read session %ss: %w", col, err)
 		}
 		for rows.Next() {
-			var id, title string
-			if err := rows.Scan(&id, &title); err != nil {
+			var id, v string
+			if err := rows.Scan(&id, &v); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("read session titles: %w", err)
+				return nil, fmt.Errorf("read session %ss: %w", col, err)
 			}
-			out[id] = title
+			out[id] = v
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read session titles: %w", err)
+			return nil, fmt.Errorf("read session %ss: %w", col, err)
 		}
 	}
 	return out, nil

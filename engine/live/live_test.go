@@ -18,6 +18,7 @@ import (
 	"github.com/recallhq/recall/engine"
 	"github.com/recallhq/recall/engine/embed"
 	"github.com/recallhq/recall/engine/embed/bertgen"
+	"github.com/recallhq/recall/internal/historytest"
 )
 
 // fixtureDB is the repo's real OpenCode 1.18.33 history (10 sessions).
@@ -137,7 +138,7 @@ func (ev *events) waitSync(t testing.TB, within time.Duration, ok func(engine.Sy
 
 func setTitle(t testing.TB, w *sql.DB, title string) {
 	t.Helper()
-	if _, err := w.Exec(`UPDATE session SET title = ?, time_updated = time_updated + 1 WHERE id = ?`, title, renamed); err != nil {
+	if err := historytest.Rename(w, renamed, title); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -268,8 +269,7 @@ func TestBoundedLagUnderBusyWriter(t *testing.T) {
 				return
 			case <-time.After(25 * time.Millisecond): // several writes per poll: never quiet
 			}
-			if _, err := w.Exec(`UPDATE session SET title = ?, time_updated = time_updated + 1 WHERE id = ?`,
-				fmt.Sprintf("Busy writer title %d", n), renamed); err != nil {
+			if err := historytest.Rename(w, renamed, fmt.Sprintf("Busy writer title %d", n)); err != nil {
 				t.Errorf("writer: %v", err)
 				return
 			}
@@ -324,8 +324,7 @@ func TestSlowSyncsArePaced(t *testing.T) {
 	w := openCodeConn(t, db)
 	deadline := time.Now().Add(5 * time.Second)
 	for n := 1; time.Now().Before(deadline); n++ {
-		if _, err := w.Exec(`UPDATE session SET title = ?, time_updated = time_updated + 1 WHERE id = ?`,
-			fmt.Sprintf("Paced writer title %d", n), renamed); err != nil {
+		if err := historytest.Rename(w, renamed, fmt.Sprintf("Paced writer title %d", n)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(25 * time.Millisecond) // several writes per poll: never quiet

@@ -110,7 +110,9 @@ type ChangeTracker interface {
 	// next is the mark to store once the sync that reads these stamps has
 	// written everything they call for. A mark it cannot use makes it read
 	// the whole history, as Stamps does.
-	StampsSince(ctx context.Context, mark string, old map[string]string, sessions []model.Session) (Stamped, error)
+	// listing is ChangeLister.ListSessions' mark of the listing sessions
+	// came from ("" when the source is none).
+	StampsSince(ctx context.Context, mark string, old map[string]string, sessions []model.Session, listing string) (Stamped, error)
 }
 
 // Stamped is what ChangeTracker.StampsSince read.
@@ -122,6 +124,32 @@ type Stamped struct {
 	// had changed); else Lookups sessions were read one by one.
 	Walked  bool
 	Lookups int
+}
+
+// ChangeLister is what a reader may add so that a sync after a write reads
+// only the sessions written to, without listing every session and reading
+// every stamp (what a ChangeTracker still needs).
+type ChangeLister interface {
+	// ListSessions is Sessions, with a mark of the listing for
+	// ChangeTracker.StampsSince.
+	ListSessions(ctx context.Context) (sessions []model.Session, listing string, err error)
+	// SessionsSince returns the sessions whose rows may have changed since
+	// mark (a Next of StampsSince or of SessionsSince), as Sessions lists
+	// them, with their stamps as Stamps gives them; sessions it does not
+	// return are as they were at mark. ok false: it cannot tell (no usable
+	// mark, a deletion, too much changed, a listing of every session due),
+	// and the caller lists every session instead.
+	SessionsSince(ctx context.Context, mark string) (c Changed, ok bool, err error)
+}
+
+// Changed is what ChangeLister.SessionsSince read.
+type Changed struct {
+	Sessions []model.Session
+	Stamps   map[string]string
+	// Next is the mark to store once the sync is done.
+	Next string
+	// Total is how many sessions the history holds.
+	Total int
 }
 
 // RawScanner is what a reader may add to make full-text scans fast: the

@@ -42,11 +42,17 @@ var _ source.ChangeTracker = (*Source)(nil)
 
 // changeMarkVersion is bumped whenever the mark or the stamp format
 // changes, so a mark of another format makes the next sync walk.
-const changeMarkVersion = 1
+const changeMarkVersion = 2
 
 // wholeWalkEvery bounds how long the stamps rest on the change signals
 // alone: past it, a sync walks every table again.
 const wholeWalkEvery = 24 * time.Hour
+
+// listEvery bounds how long syncs rest on SessionsSince, which trusts the
+// event log, new rowids and the session count alone: past it, a sync lists
+// every session again (Sessions and StampsSince), which also finds what a
+// writer without events changed (a rename, a row deleted in place).
+const listEvery = 5 * time.Minute
 
 // maxExactLookups: past this many sessions to look up one by one (or an
 // eighth of the history, if more), a whole walk is cheaper. A lookup costs
@@ -55,10 +61,28 @@ const maxExactLookups = 256
 
 // changeMark is where a history's tables stood when a sync read them.
 type changeMark struct {
-	V        int                  `json:"v"`
-	Identity string               `json:"identity"` // the file (source.Identity)
-	Walked   int64                `json:"walked"`   // unix ms of the last whole walk
-	Tables   map[string]tableMark `json:"tables"`
+	V        int    `json:"v"`
+	Identity string `json:"identity"` // the file (source.Identity)
+	Walked   int64  `json:"walked"`   // unix ms of the last whole walk
+	Listed   int64  `json:"listed"`   // unix ms of the last sync that listed every session
+	// Tables is where the tracked tables stood at the last listing (what
+	// StampsSince starts from); Seen, at the last sync of either kind
+	// (what SessionsSince starts from).
+	Tables map[string]tableMark `json:"tables"`
+	Seen   map[string]tableMark `json:"seen"`
+	// Session is the session table's largest rowid and count as of the
+	// last sync: rows past it are new sessions; a count short of it with
+	// them, a session deleted.
+	Session tableMark `json:"session"`
+}
+
+// parseMark reads a mark of this format and this file, made within the
+// last day; ok false for any other.
+func (s *Source) parseMark(mark string, now int64) (changeMark, bool) {
+	var p changeMark
+	ok := mark != "" && json.Unmarshal([]byte(mark), &p) == nil && p.V == changeMarkVersion &&
+		p.Identity == s.id.String() && time.Duration(now-p.Walked)*time.Millisecond < wholeWalkEvery && now >= p.Walked
+	return p, ok
 }
 
 // tableMark is one table's largest rowid, the id of its row, and its count
@@ -111,20 +135,17 @@ func (s *Source) changesSince(ctx context.Context, prev string, old map[string]s
 	if len(tables) == 0 {
 		return ch, nil
 	}
-	var p changeMark
-	usable := prev != "" && json.Unmarshal([]byte(prev), &p) == nil && p.V == changeMarkVersion &&
-		p.Identity == ch.next.Identity && len(p.Tables) == len(tables) &&
-		time.Duration(now-p.Walked)*time.Millisecond < wholeWalkEvery && now >= p.Walked
+	p, usable := s.parseMark(prev, now)
+	usable = usable && len(p.Tables) == len(tables)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return ch, describeDBError(s.dbPath, err)
 	}
 	defer tx.Rollback()
 	for _, t := range tables {
-		var m tableMark
-		err := tx.QueryRowContext(ctx, `SELECT rowid, coalesce(id,'') FROM `+t.name+` ORDER BY rowid DESC LIMIT 1`).Scan(&m.Max, &m.ID)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return ch, describeDBError(s.dbPath, err)
+		m, err := s.lastRow(ctx, tx, t.name)
+		if err != nil {
+			return ch, err
 		}
 		// Only the stamps' tables are counted: the event table is the
 		// history's largest (three quarters of a real one) and its count
@@ -143,16 +164,9 @@ func (s *Source) changesSince(ctx context.Context, prev string, old map[string]s
 			usable = false
 			continue
 		}
-		// The row with the mark's largest rowid is still there: every row
-		// inserted since has a larger one.
-		kept := pm.Max == 0
-		if !kept {
-			var id string
-			err := tx.QueryRowContext(ctx, `SELECT coalesce(id,'') FROM `+t.name+` WHERE rowid = ?`, pm.Max).Scan(&id)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return ch, describeDBError(s.dbPath, err)
-			}
-			kept = err == nil && id == pm.ID
+		kept, err := s.kept(ctx, tx, t.name, pm)
+		if err != nil {
+			return ch, err
 		}
 		if !kept && !t.counted {
 			// New events may have taken the rowids of deleted ones.
@@ -178,6 +192,30 @@ func (s *Source) changesSince(ctx context.Context, prev string, old map[string]s
 		ch.whole, ch.next.Walked = false, p.Walked
 	}
 	return ch, nil
+}
+
+// lastRow is table's largest rowid and the id of its row (zero when empty).
+func (s *Source) lastRow(ctx context.Context, tx *sql.Tx, table string) (tableMark, error) {
+	var m tableMark
+	err := tx.QueryRowContext(ctx, `SELECT rowid, coalesce(id,'') FROM `+table+` ORDER BY rowid DESC LIMIT 1`).Scan(&m.Max, &m.ID)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return m, describeDBError(s.dbPath, err)
+	}
+	return m, nil
+}
+
+// kept reports whether the row with the mark's largest rowid is still
+// there: every row inserted since has a larger one.
+func (s *Source) kept(ctx context.Context, tx *sql.Tx, table string, pm tableMark) (bool, error) {
+	if pm.Max == 0 {
+		return true, nil
+	}
+	var id string
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(id,'') FROM `+table+` WHERE rowid = ?`, pm.Max).Scan(&id)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, describeDBError(s.dbPath, err)
+	}
+	return err == nil && id == pm.ID, nil
 }
 
 // sessionsWithRowsAfter flags the sessions with rows after rowid max and
@@ -230,17 +268,19 @@ func (s *Source) flagRecounted(ctx context.Context, tx *sql.Tx, t trackedTable, 
 	return nil
 }
 
-// StampsSince is Stamps for sessions (as Sessions listed them), reading
-// only what changed since mark; old holds the stamps this
+// StampsSince is Stamps for sessions (as ListSessions listed them, with
+// listing, or a subset), reading only what changed since mark; old holds
+// the stamps this
 // source gave at mark, as given. next is the mark for the next call. A mark
 // it cannot use ("", another file's, another format's, a day old) makes it
 // walk every table as Stamps does; so does a change to many sessions.
-func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]string, sessions []model.Session) (source.Stamped, error) {
+func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]string, sessions []model.Session, listing string) (source.Stamped, error) {
 	if err := s.ready(ctx); err != nil {
 		return source.Stamped{}, err
 	}
 	out := source.Stamped{Stamps: map[string]string{}, Walked: true}
 	stamps := out.Stamps
+	listed := time.Now().UnixMilli()
 	if s.db != nil {
 		ch, err := s.changesSince(ctx, mark, old)
 		if err != nil {
@@ -282,6 +322,13 @@ func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]st
 			out.Lookups = len(exact)
 		}
 		if len(ch.next.Tables) > 0 {
+			// What SessionsSince starts from: this listing. A session
+			// inserted after it has a larger rowid than its mark's; one
+			// deleted since leaves the count short.
+			ch.next.Listed, ch.next.Seen = listed, ch.next.Tables
+			if listing == "" || json.Unmarshal([]byte(listing), &ch.next.Session) != nil {
+				ch.next.Session = tableMark{N: -1}
+			}
 			b, _ := json.Marshal(ch.next)
 			out.Next = string(b)
 		}
@@ -455,4 +502,163 @@ func (s *Source) lookUpAggregates(ctx context.Context, rows []stampRow, which []
 		stmt.Close()
 	}
 	return nil
+}
+
+// The OpenCode reader lists what changed (source.ChangeLister).
+var _ source.ChangeLister = (*Source)(nil)
+
+// SessionsSince is the sessions whose rows changed since mark, found
+// without listing the others, with their stamps (as StampsSince gives
+// them): those with events, messages or parts written since (rowids past
+// the mark's), and the sessions inserted since. It declines (ok false)
+// where only a listing of every session can tell: no usable mark, the
+// last listing listEvery ago, a row the mark names gone (a deletion), a
+// session deleted (the count of sessions short), a session whose row is
+// gone, more than maxExactLookups sessions changed, or a JSON tree beside
+// the database.
+//
+// At 4.2M parts (150k sessions) listing every session and counting the
+// tables took most of a second on every sync after a write; this reads a
+// few sessions' rows and counts the session table alone.
+func (s *Source) SessionsSince(ctx context.Context, mark string) (source.Changed, bool, error) {
+	if err := s.ready(ctx); err != nil {
+		return source.Changed{}, false, err
+	}
+	tables := s.trackedTables()
+	if s.db == nil || s.storageDir != "" || len(tables) == 0 {
+		return source.Changed{}, false, nil
+	}
+	now := time.Now().UnixMilli()
+	p, ok := s.parseMark(mark, now)
+	if !ok || p.Session.N < 0 || len(p.Seen) != len(tables) || now < p.Listed ||
+		time.Duration(now-p.Listed)*time.Millisecond >= listEvery {
+		return source.Changed{}, false, nil
+	}
+	next := p
+	next.Seen = map[string]tableMark{}
+	flagged := map[string]bool{}
+	ok, err := s.changedSince(ctx, p, &next, tables, flagged)
+	if err != nil || !ok {
+		return source.Changed{}, false, err
+	}
+	delete(flagged, "")
+	if len(flagged) > maxExactLookups {
+		return source.Changed{}, false, nil
+	}
+	sessions, ok, err := s.sessionsByID(ctx, flagged)
+	if err != nil || !ok {
+		return source.Changed{}, false, err
+	}
+	rows := stampRows(sessions)
+	all := make([]int, len(rows))
+	for i := range all {
+		all[i] = i
+	}
+	if err := s.lookUpAggregates(ctx, rows, all); err != nil {
+		return source.Changed{}, false, err
+	}
+	out := source.Changed{Sessions: sessions, Stamps: make(map[string]string, len(rows)), Total: int(next.Session.N)}
+	for _, r := range rows {
+		out.Stamps[r.id] = r.stamp()
+	}
+	b, _ := json.Marshal(next)
+	out.Next = string(b)
+	return out, true, nil
+}
+
+// changedSince flags the sessions with rows in tables past p.Seen and the
+// sessions inserted since p.Session, and sets next's Seen and Session, in
+// one read transaction; ok false when a row p names is gone or a session
+// was deleted.
+func (s *Source) changedSince(ctx context.Context, p changeMark, next *changeMark, tables []trackedTable, flagged map[string]bool) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, describeDBError(s.dbPath, err)
+	}
+	defer tx.Rollback()
+	for _, t := range tables {
+		pm, ok := p.Seen[t.name]
+		if !ok {
+			return false, nil
+		}
+		if kept, err := s.kept(ctx, tx, t.name, pm); err != nil || !kept {
+			return false, err
+		}
+		m, err := s.lastRow(ctx, tx, t.name)
+		if err != nil {
+			return false, err
+		}
+		if _, err := s.sessionsWithRowsAfter(ctx, tx, t, pm.Max, flagged); err != nil {
+			return false, err
+		}
+		next.Seen[t.name] = m
+	}
+	if kept, err := s.kept(ctx, tx, "session", p.Session); err != nil || !kept {
+		return false, err
+	}
+	cur, err := s.lastRow(ctx, tx, "session")
+	if err != nil {
+		return false, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM session`).Scan(&cur.N); err != nil {
+		return false, describeDBError(s.dbPath, err)
+	}
+	added, err := s.sessionsWithRowsAfter(ctx, tx, trackedTable{name: "session", keyCol: "id"}, p.Session.Max, flagged)
+	if err != nil {
+		return false, err
+	}
+	if cur.N != p.Session.N+added {
+		return false, nil // a session deleted
+	}
+	next.Session = cur
+	return true, describeRowsErr(s.dbPath, tx.Commit())
+}
+
+// sessionsByID reads the session rows of ids; ok false when one is gone.
+func (s *Source) sessionsByID(ctx context.Context, ids map[string]bool) ([]model.Session, bool, error) {
+	if len(ids) == 0 {
+		return nil, true, nil
+	}
+	stmt, err := s.db.PrepareContext(ctx, `SELECT `+sessionColumns+` FROM session WHERE id = ?`)
+	if err != nil {
+		return nil, false, describeDBError(s.dbPath, err)
+	}
+	defer stmt.Close()
+	var v2 *sql.Stmt
+	if s.hasV2 {
+		if v2, err = s.db.PrepareContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM session_message WHERE session_id = ? LIMIT 1)`); err != nil {
+			return nil, false, describeDBError(s.dbPath, err)
+		}
+		defer v2.Close()
+	}
+	var sc sessionScanner
+	out := make([]model.Session, 0, len(ids))
+	for id := range ids {
+		rows, err := stmt.QueryContext(ctx, id)
+		if err != nil {
+			return nil, false, describeDBError(s.dbPath, err)
+		}
+		ss, ok := model.Session{}, false
+		if rows.Next() {
+			ss, ok = sc.scan(s, rows)
+		}
+		err = errors.Join(rows.Err(), rows.Close())
+		if err != nil {
+			return nil, false, describeDBError(s.dbPath, err)
+		}
+		if !ok {
+			return nil, false, nil
+		}
+		if v2 != nil {
+			var n int
+			if err := v2.QueryRowContext(ctx, id).Scan(&n); err != nil {
+				return nil, false, describeDBError(s.dbPath, err)
+			}
+			if n > 0 {
+				ss.Era = EraV2
+			}
+		}
+		out = append(out, ss)
+	}
+	return out, true, nil
 }

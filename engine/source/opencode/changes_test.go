@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
@@ -150,11 +152,11 @@ type tracker struct {
 func (tr *tracker) next(step string) source.Stamped {
 	tr.t.Helper()
 	ctx := context.Background()
-	sessions, err := tr.s.Sessions(ctx)
+	sessions, listing, err := tr.s.ListSessions(ctx)
 	if err != nil {
 		tr.t.Fatal(err)
 	}
-	read, err := tr.s.StampsSince(ctx, tr.mark, tr.old, sessions)
+	read, err := tr.s.StampsSince(ctx, tr.mark, tr.old, sessions, listing)
 	if err != nil {
 		tr.t.Fatalf("%s: %v", step, err)
 	}
@@ -371,6 +373,240 @@ func TestStampsSinceFollowsSessionMessages(t *testing.T) {
 		st.write()
 		if r := tr.next(st.name); r.Walked || r.Lookups != 1 {
 			t.Errorf("%s: walked %v after %d lookups, want 1 lookup", st.name, r.Walked, r.Lookups)
+		}
+	}
+}
+
+// lister follows a source from sync to sync the way the engine does once
+// it has a mark: SessionsSince while the source can tell what changed, a
+// listing of every session (Sessions, StampsSince) when it declines; known
+// is every session's stamp as the syncs so far read it.
+type lister struct {
+	t     *testing.T
+	s     *Source
+	mark  string
+	known map[string]string
+}
+
+// list is a sync that lists every session.
+func (l *lister) list() {
+	l.t.Helper()
+	ctx := context.Background()
+	sessions, listing, err := l.s.ListSessions(ctx)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	read, err := l.s.StampsSince(ctx, l.mark, l.known, sessions, listing)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.mark, l.known = read.Next, read.Stamps
+}
+
+// next is a sync after a write: what SessionsSince returned (ok false: it
+// declined, and the sync listed every session). Either way, every stamp
+// known after it must be a whole walk's.
+func (l *lister) next(step string) (changed []string, ok bool) {
+	l.t.Helper()
+	ctx := context.Background()
+	ch, ok, err := l.s.SessionsSince(ctx, l.mark)
+	if err != nil {
+		l.t.Fatalf("%s: %v", step, err)
+	}
+	if ok {
+		for _, ss := range ch.Sessions {
+			changed = append(changed, ss.ID)
+			l.known[ss.ID] = ch.Stamps[ss.ID]
+		}
+		sort.Strings(changed)
+		l.mark = ch.Next
+		if ch.Total != len(l.known) {
+			l.t.Errorf("%s: Total %d, the history holds %d sessions", step, ch.Total, len(l.known))
+		}
+	} else {
+		l.list()
+	}
+	want, err := l.s.Stamps(ctx)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if len(l.known) != len(want) {
+		l.t.Errorf("%s: %d sessions known, a whole walk gives %d", step, len(l.known), len(want))
+	}
+	for id, st := range want {
+		if l.known[id] != st {
+			l.t.Errorf("%s (ok %v): session %s stamped %q, a whole walk gives %q", step, ok, id, l.known[id], st)
+		}
+	}
+	return changed, ok
+}
+
+// A sync after OpenCode's writes reads only the sessions written to, found
+// through the event log, new rowids and the session count, and their
+// stamps are a whole walk's; it declines what only a listing can tell.
+func TestSessionsSinceReturnsWhatChanged(t *testing.T) {
+	path := copyFixture(t, "v1")
+	w := newWriter(t, path)
+	l := &lister{t: t, s: open(t, path)}
+	if _, ok, err := l.s.SessionsSince(context.Background(), ""); ok || err != nil {
+		t.Fatalf("no mark: ok %v, err %v; want declined", ok, err)
+	}
+	l.list()
+	rnd := rand.New(rand.NewSource(1))
+	a, b := w.anySession(rnd), ""
+	for b = w.anySession(rnd); b == a; b = w.anySession(rnd) {
+	}
+	imported := func() string { return w.one(`SELECT id FROM session ORDER BY rowid DESC LIMIT 1`) }
+	steps := []struct {
+		name  string
+		write func()
+		want  func() []string // nil: declined
+	}{
+		{"nothing written", func() {}, func() []string { return []string{} }},
+		{"a part streamed in place", func() { w.updatePart(a, true) }, func() []string { return []string{a} }},
+		{"a message finished", func() { w.updateMessage(b) }, func() []string { return []string{b} }},
+		{"two sessions written", func() { w.addPart(a, true); w.updatePart(b, true) }, func() []string { return sorted(a, b) }},
+		{"an old part removed", func() { w.deleteOldPart(b, true) }, func() []string { return []string{b} }},
+		{"a session imported (no events)", func() { w.importSession() }, func() []string { return []string{imported()} }},
+		{"a rename", func() {
+			w.exec(`UPDATE session SET title = 'renamed, longer than before', time_updated = ? WHERE id = ?`, w.tick(), a)
+			w.event(a, "session.updated.1")
+		}, func() []string { return []string{a} }},
+		{"an archive", func() {
+			w.exec(`UPDATE session SET time_archived = ?, time_updated = ? WHERE id = ?`, w.tick(), w.now, b)
+			w.event(b, "session.updated.1")
+		}, func() []string { return []string{b} }},
+		{"the newest part removed", func() { w.deleteNewestPart(true) }, nil},
+		{"a session deleted", func() { w.deleteSession(b) }, nil},
+		{"a part added after the deletion", func() { w.addPart(a, true) }, func() []string { return []string{a} }},
+	}
+	for _, st := range steps {
+		st.write()
+		got, ok := l.next(st.name)
+		switch want := st.want; {
+		case want == nil && ok:
+			t.Errorf("%s: returned %v, want declined (a listing tells)", st.name, got)
+		case want != nil && !ok:
+			t.Errorf("%s: declined, want %v", st.name, want())
+		case want != nil && !slices.Equal(got, want()) && !(len(got) == 0 && len(want()) == 0):
+			t.Errorf("%s: returned %v, want %v", st.name, got, want())
+		}
+	}
+
+	// A mark whose listing is listEvery old, or of another file, is not
+	// used: a writer without events is found by the listing.
+	w.exec(`UPDATE session SET title = 'renamed without an event' WHERE id = ?`, a)
+	var m changeMark
+	if err := json.Unmarshal([]byte(l.mark), &m); err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*changeMark){
+		"a listing listEvery old": func(m *changeMark) { m.Listed -= listEvery.Milliseconds() },
+		"another file":            func(m *changeMark) { m.Identity += "x" },
+		"an older format":         func(m *changeMark) { m.V-- },
+	} {
+		c := m
+		change(&c)
+		b, _ := json.Marshal(c)
+		if _, ok, err := l.s.SessionsSince(context.Background(), string(b)); ok || err != nil {
+			t.Errorf("a mark of %s: ok %v, err %v; want declined", name, ok, err)
+		}
+	}
+	aged := m
+	aged.Listed -= listEvery.Milliseconds()
+	js, _ := json.Marshal(aged)
+	l.mark = string(js)
+	if _, ok := l.next("a rename by a writer without events, once a listing is due"); ok {
+		t.Error("a listing was due; SessionsSince answered")
+	}
+}
+
+func sorted(ids ...string) []string { slices.Sort(ids); return ids }
+
+// A session inserted or deleted while a sync lists the others (after
+// ListSessions, before StampsSince reads the tables' marks) is found by the
+// next sync.
+func TestSessionsSinceFindsWhatChangedDuringAListing(t *testing.T) {
+	for _, deleted := range []bool{false, true} {
+		path := copyFixture(t, "v1")
+		w := newWriter(t, path)
+		l := &lister{t: t, s: open(t, path)}
+		l.list()
+		ctx := context.Background()
+		sessions, listing, err := l.s.ListSessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sid := sessions[len(sessions)/2].ID
+		if deleted {
+			w.deleteSession(sid)
+		} else {
+			w.importSession()
+			sid = w.one(`SELECT id FROM session ORDER BY rowid DESC LIMIT 1`)
+		}
+		read, err := l.s.StampsSince(ctx, l.mark, l.known, sessions, listing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := read.Stamps[sid]; ok != deleted {
+			t.Fatal("the listing already holds the change; the test proves nothing")
+		}
+		l.mark, l.known = read.Next, read.Stamps
+		got, ok := l.next("after the listing")
+		switch {
+		case deleted && ok:
+			t.Errorf("a session deleted during the listing: returned %v; want declined (the next listing drops it)", got)
+		case !deleted && (!ok || !slices.Equal(got, []string{sid})):
+			t.Errorf("returned %v (ok %v), want the session inserted during the listing, %s", got, ok, sid)
+		}
+	}
+}
+
+// Random writes in OpenCode's manner (each with its session's event),
+// several between two syncs: what the syncs know always equals a whole
+// walk, and most of them read only what changed.
+func TestSessionsSinceAgreesWithAWholeWalk(t *testing.T) {
+	for _, fx := range []string{"v1", "v2"} {
+		path := copyFixture(t, fx)
+		w := newWriter(t, path)
+		l := &lister{t: t, s: open(t, path)}
+		l.list()
+		rnd := rand.New(rand.NewSource(7))
+		declined := 0
+		for i := range 60 {
+			for range 1 + rnd.Intn(4) {
+				sid := w.anySession(rnd)
+				switch rnd.Intn(7) {
+				case 0:
+					w.updatePart(sid, true)
+				case 1:
+					w.addPart(sid, true)
+				case 2:
+					w.updateMessage(sid)
+				case 3:
+					w.deleteOldPart(sid, true)
+				case 4:
+					w.importSession()
+				case 5:
+					w.exec(`UPDATE session SET time_archived = ?, time_updated = ? WHERE id = ?`, w.tick(), w.tick(), sid)
+					w.event(sid, "session.updated.1")
+				case 6:
+					if rnd.Intn(4) == 0 {
+						w.deleteNewestPart(true)
+					} else {
+						w.updatePart(sid, true)
+					}
+				}
+			}
+			if _, ok := l.next(fmt.Sprintf("%s round %d", fx, i)); !ok {
+				declined++
+			}
+			if t.Failed() {
+				return
+			}
+		}
+		if declined > 20 {
+			t.Errorf("%s: %d of 60 rounds declined; only the rounds that removed the newest part should", fx, declined)
 		}
 	}
 }

@@ -7,6 +7,7 @@ package opencode
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -417,65 +418,64 @@ func (s *Source) ResetWarnings() {
 // Sessions lists every session's row (no messages), all eras merged; a
 // database row wins over a JSON file with the same id.
 func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
+	out, _, err := s.ListSessions(ctx)
+	return out, err
+}
+
+// ListSessions is Sessions, with the listing's mark for StampsSince: the
+// session table's largest rowid and count, read in the listing's own
+// transaction (source.ChangeLister).
+func (s *Source) ListSessions(ctx context.Context) ([]model.Session, string, error) {
 	if err := s.ready(ctx); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var out []model.Session
+	var listing string
 	if s.db != nil {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, "", describeDBError(s.dbPath, err)
+		}
+		defer tx.Rollback()
+		m, err := s.lastRow(ctx, tx, "session")
+		if err != nil {
+			return nil, "", err
+		}
 		// Sized first: a sync lists every session after each write to the
 		// history, and growing the slice of 30k sessions was a tenth of it.
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM session`).Scan(&n); err != nil {
-			return nil, describeDBError(s.dbPath, err)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM session`).Scan(&m.N); err != nil {
+			return nil, "", describeDBError(s.dbPath, err)
 		}
-		out = make([]model.Session, 0, n)
-		rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(parent_id,''), coalesce(project_id,''),
-			coalesce(directory,''), coalesce(title,''), coalesce(slug,''), coalesce(agent,''), coalesce(version,''),
-			coalesce(time_created,0), coalesce(time_updated,0), coalesce(time_archived,0), coalesce(revert,'')
-			FROM session`)
+		b, _ := json.Marshal(m)
+		listing = string(b)
+		out = make([]model.Session, 0, m.N)
+		rows, err := tx.QueryContext(ctx, `SELECT `+sessionColumns+` FROM session`)
 		if err != nil {
-			return nil, describeDBError(s.dbPath, err)
+			return nil, "", describeDBError(s.dbPath, err)
 		}
 		defer rows.Close()
-		// A history's sessions share a few projects, directories, agents
-		// and versions: each is held once, not once a session, for the
-		// whole sync.
-		shared := map[string]string{}
-		intern := func(b sql.RawBytes) string {
-			if v, ok := shared[string(b)]; ok {
-				return v
-			}
-			v := string(b)
-			shared[v] = v
-			return v
-		}
-		var project, dir, agent, version sql.RawBytes
+		var sc sessionScanner
 		for rows.Next() {
-			var ss model.Session
-			var revert string
-			if err := rows.Scan(&ss.ID, &ss.ParentID, &project, &dir, &ss.Title, &ss.Slug,
-				&agent, &version, &ss.Created, &ss.Updated, &ss.Archived, &revert); err != nil {
-				s.warn("session row", err.Error())
-				continue
+			if ss, ok := sc.scan(s, rows); ok {
+				out = append(out, ss)
 			}
-			ss.ProjectID, ss.Directory, ss.Agent, ss.Version = intern(project), intern(dir), intern(agent), intern(version)
-			ss.RevertMsgID = revertMessageID(revert)
-			ss.Era = EraV1
-			out = append(out, ss)
 		}
 		if err := rows.Err(); err != nil {
-			return nil, describeDBError(s.dbPath, err)
+			return nil, "", describeDBError(s.dbPath, err)
+		}
+		if len(out) != int(m.N) {
+			listing = "" // a row it could not read: no count to hold the next to
 		}
 		if s.hasV2 {
 			if err := s.markV2(ctx, out); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		}
 	}
 	if s.storageDir != "" {
 		legacy, err := s.legacySessions()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		seen := make(map[string]bool, len(out))
 		for _, ss := range out {
@@ -487,7 +487,49 @@ func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, listing, nil
+}
+
+// sessionColumns are the session row's columns a Session is made of, in
+// the order sessionScanner.scan reads them.
+const sessionColumns = `id, coalesce(parent_id,''), coalesce(project_id,''),
+	coalesce(directory,''), coalesce(title,''), coalesce(slug,''), coalesce(agent,''), coalesce(version,''),
+	coalesce(time_created,0), coalesce(time_updated,0), coalesce(time_archived,0), coalesce(revert,'')`
+
+// sessionScanner reads session rows (sessionColumns) into Sessions. A
+// history's sessions share a few projects, directories, agents and
+// versions: each is held once, not once a session, for the whole sync.
+type sessionScanner struct {
+	shared                       map[string]string
+	project, dir, agent, version sql.RawBytes
+}
+
+func (sc *sessionScanner) intern(b sql.RawBytes) string {
+	if v, ok := sc.shared[string(b)]; ok {
+		return v
+	}
+	if sc.shared == nil {
+		sc.shared = map[string]string{}
+	}
+	v := string(b)
+	sc.shared[v] = v
+	return v
+}
+
+// scan reads the row rows is at; a row it cannot read is a warning of s's
+// (ok false).
+func (sc *sessionScanner) scan(s *Source, rows *sql.Rows) (model.Session, bool) {
+	var ss model.Session
+	var revert string
+	if err := rows.Scan(&ss.ID, &ss.ParentID, &sc.project, &sc.dir, &ss.Title, &ss.Slug,
+		&sc.agent, &sc.version, &ss.Created, &ss.Updated, &ss.Archived, &revert); err != nil {
+		s.warn("session row", err.Error())
+		return ss, false
+	}
+	ss.ProjectID, ss.Directory, ss.Agent, ss.Version = sc.intern(sc.project), sc.intern(sc.dir), sc.intern(sc.agent), sc.intern(sc.version)
+	ss.RevertMsgID = revertMessageID(revert)
+	ss.Era = EraV1
+	return ss, true
 }
 
 // markV2 sets Era for sessions whose messages live in session_message.
@@ -521,7 +563,7 @@ func (s *Source) Stamps(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.StampsSince(ctx, "", nil, sessions)
+	st, err := s.StampsSince(ctx, "", nil, sessions, "")
 	return st.Stamps, err
 }
 
