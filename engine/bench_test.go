@@ -195,6 +195,23 @@ func BenchmarkSyncAfterWrite(b *testing.B) {
 	timeSyncsAfterWrites(b, e, w, func(i int) int64 { return (int64(i)*7919)%parts + 1 })
 }
 
+// BenchmarkSyncListing is the sync after a write that lists every session,
+// as one does at least every five minutes and after a deletion (the syncs
+// of BenchmarkSyncAfterWrite read only the sessions written to): before
+// each, the change mark is made to say its listing is an hour old.
+func BenchmarkSyncListing(b *testing.B) {
+	e := benchEngine(b)
+	w := benchHistoryWriter(b)
+	var parts int64
+	if err := w.QueryRow(`SELECT max(rowid) FROM part`).Scan(&parts); err != nil {
+		b.Fatal(err)
+	}
+	timeSyncsAfterWrites(b, e, w, func(i int) int64 {
+		ageListing(b, e)
+		return (int64(i)*7919)%parts + 1
+	})
+}
+
 // BenchmarkSyncWhileStreaming is the sync that follows each delta while a
 // turn streams in the session being worked on, the history's longest: its
 // newest text part gains a word each time, as OpenCode writes a streamed

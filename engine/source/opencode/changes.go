@@ -204,6 +204,24 @@ func (s *Source) lastRow(ctx context.Context, tx *sql.Tx, table string) (tableMa
 	return m, nil
 }
 
+// sessionTableMark is the session table's largest rowid, its row's id and
+// the table's count, read in one transaction.
+func (s *Source) sessionTableMark(ctx context.Context) (tableMark, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return tableMark{}, describeDBError(s.dbPath, err)
+	}
+	defer tx.Rollback()
+	m, err := s.lastRow(ctx, tx, "session")
+	if err != nil {
+		return m, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM session`).Scan(&m.N); err != nil {
+		return m, describeDBError(s.dbPath, err)
+	}
+	return m, nil
+}
+
 // kept reports whether the row with the mark's largest rowid is still
 // there: every row inserted since has a larger one.
 func (s *Source) kept(ctx context.Context, tx *sql.Tx, table string, pm tableMark) (bool, error) {
