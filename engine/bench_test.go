@@ -186,13 +186,7 @@ func BenchmarkIdleSync(b *testing.B) {
 // index": before a re-read kept its unchanged documents, it rewrote them
 // all).
 func BenchmarkSyncAfterWrite(b *testing.B) {
-	e := benchEngine(b)
-	w := benchHistoryWriter(b)
-	var parts int64
-	if err := w.QueryRow(`SELECT max(rowid) FROM part`).Scan(&parts); err != nil {
-		b.Fatal(err)
-	}
-	timeSyncsAfterWrites(b, e, w, func(i int) int64 { return (int64(i)*7919)%parts + 1 })
+	benchSyncsAfterWrites(b, nil)
 }
 
 // BenchmarkSyncListing is the sync after a write that lists every session,
@@ -200,6 +194,12 @@ func BenchmarkSyncAfterWrite(b *testing.B) {
 // of BenchmarkSyncAfterWrite read only the sessions written to): before
 // each, the change mark is made to say its listing is an hour old.
 func BenchmarkSyncListing(b *testing.B) {
+	benchSyncsAfterWrites(b, ageListing)
+}
+
+// benchSyncsAfterWrites times syncs after writes to parts spread over the
+// benchmark history, calling before (when set) ahead of each write.
+func benchSyncsAfterWrites(b *testing.B, before func(testing.TB, *Engine)) {
 	e := benchEngine(b)
 	w := benchHistoryWriter(b)
 	var parts int64
@@ -207,7 +207,9 @@ func BenchmarkSyncListing(b *testing.B) {
 		b.Fatal(err)
 	}
 	timeSyncsAfterWrites(b, e, w, func(i int) int64 {
-		ageListing(b, e)
+		if before != nil {
+			before(b, e)
+		}
 		return (int64(i)*7919)%parts + 1
 	})
 }
