@@ -523,11 +523,16 @@ func (sh *shard) planChanges(ctx context.Context, src source.Source, cfg string,
 	plan := syncPlan{indexed: indexed, stamps: ch.Stamps, mark: ch.Next, total: ch.Total, roots: map[string]string{}}
 	for i := range ch.Sessions {
 		s := &ch.Sessions[i]
-		// Forget records every session of the family it drops.
+		// Forget records every session of the family it drops (and drops
+		// them from the index). A session the index holds that is now
+		// excluded (its directory changed) is for a listing to drop.
 		if sh.e.config.Excluded(s.Directory) || forgotten[s.ID] {
+			if _, held := indexed[s.ID]; held {
+				return syncPlan{}, false, nil
+			}
 			continue
 		}
-		root, ok, err := sh.placeRoot(ctx, s, byID)
+		root, ok, err := sh.placeRoot(ctx, s, byID, forgotten)
 		if err != nil || !ok {
 			return syncPlan{}, false, err
 		}
@@ -545,11 +550,13 @@ func (sh *shard) planChanges(ctx context.Context, src source.Source, cfg string,
 	return plan, true, nil
 }
 
-// placeRoot is s's top-level session, as rootOf would find it among every
-// indexable session: up its parents among the changed sessions, then from
-// the index's record of the first one it holds. ok false when a parent is
-// neither (not indexed: excluded, forgotten, or not yet read).
-func (sh *shard) placeRoot(ctx context.Context, s *model.Session, changed map[string]*model.Session) (string, bool, error) {
+// placeRoot is s's top-level session, as rootOf finds it among the
+// indexable sessions: up its parents among the changed sessions, then the
+// index's root of the first parent it holds. ok false, for the sync to
+// list every session instead, when a parent is neither, or is a changed
+// session that is not indexable (excluded, forgotten): rootOf's walk over
+// the listing then decides.
+func (sh *shard) placeRoot(ctx context.Context, s *model.Session, changed map[string]*model.Session, forgotten map[string]bool) (string, bool, error) {
 	id := s.ID
 	for range len(changed) + 1 {
 		cur := changed[id]
@@ -557,13 +564,15 @@ func (sh *shard) placeRoot(ctx context.Context, s *model.Session, changed map[st
 			return id, true, nil
 		}
 		if p, ok := changed[cur.ParentID]; ok {
+			if sh.e.config.Excluded(p.Directory) || forgotten[p.ID] {
+				return "", false, nil
+			}
 			id = p.ID
 			continue
 		}
-		root, ok, err := sh.ix.RootOf(ctx, cur.ParentID)
-		return root, ok, err
+		return sh.ix.RootOf(ctx, cur.ParentID)
 	}
-	return "", false, nil // a cycle: rootOf's walk decides
+	return "", false, nil // a cycle
 }
 
 // apply writes plan and records the sync.

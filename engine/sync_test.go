@@ -979,6 +979,30 @@ func TestSyncOfChangesKeepsExcludedDirectoriesOut(t *testing.T) {
 	if hits := search(t, e, "DAMSON_EXCLUDED").Hits; len(hits) != 0 {
 		t.Errorf("an excluded session was indexed: %+v", hits[0])
 	}
+
+	// A subagent's parent moved into the excluded directory leaves the
+	// index (a listing drops it); then, with the parent and the subagent
+	// both written to, the subagent is its own family's root, as a
+	// listing finds it (the sync lists again).
+	var sub, parent string
+	w.QueryRow(`SELECT id, parent_id FROM session WHERE parent_id IS NOT NULL`).Scan(&sub, &parent)
+	syncs := func(step string, deleted, updated int) {
+		t.Helper()
+		logged.Reset()
+		r, err := e.Sync(context.Background(), SyncOptions{})
+		if err != nil || r.Deleted != deleted || r.Updated != updated || !strings.Contains(logged.String(), "history stamps") {
+			t.Errorf("%s: %+v %v; want a listing, %d deleted, %d updated\n%s", step, r, err, deleted, updated, logged.String())
+		}
+	}
+	mustWrite(t, w, parent, "session.updated.1", `UPDATE session SET directory = ?, time_updated = time_updated + 1 WHERE id = ?`, cfg.ExcludeDirectories[0], parent)
+	syncs("a parent moved into an excluded directory", 1, 0)
+	mustWrite(t, w, parent, "session.updated.1", `UPDATE session SET time_updated = time_updated + 1 WHERE id = ?`, parent)
+	mustWrite(t, w, sub, "message.part.updated.1", `UPDATE part SET time_updated = ? WHERE id = (SELECT id FROM part WHERE session_id = ? LIMIT 1)`, time.Now().UnixMilli(), sub)
+	syncs("the excluded parent and its subagent written to", 0, 1)
+	fresh := openSynced(t, Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "fresh.db"), Getenv: noEnv, Config: cfg})
+	if kept, rebuilt := dumpIndex(t, e), dumpIndex(t, fresh); kept != rebuilt {
+		t.Errorf("kept index differs from a rebuild:\n%s", firstDiff(kept, rebuilt))
+	}
 }
 
 // ageListing makes the index's change mark say its last listing of every
