@@ -50,8 +50,9 @@ const wholeWalkEvery = 24 * time.Hour
 
 // listEvery bounds how long syncs rest on SessionsSince, which trusts the
 // event log, new rowids and the session count alone: past it, a sync lists
-// every session again (Sessions and StampsSince), which also finds what a
-// writer without events changed (a rename, a row deleted in place).
+// every session again (ListSessions and StampsSince), which also finds a
+// session row a writer without events changed in place (a rename), and a
+// message or part it deleted (the tables' counts).
 const listEvery = 5 * time.Minute
 
 // maxExactLookups: past this many sessions to look up one by one (or an
@@ -535,9 +536,11 @@ var _ source.ChangeLister = (*Source)(nil)
 // gone, more than maxExactLookups sessions changed, or a JSON tree beside
 // the database.
 //
-// At 4.2M parts (150k sessions) listing every session and counting the
-// tables took most of a second on every sync after a write; this reads a
-// few sessions' rows and counts the session table alone.
+// At 4.2M parts (150k sessions) listing every session, reading every
+// stored stamp and counting the tables made every sync after a write take
+// 1.2-1.3 s; this reads a few sessions' rows and counts the session table
+// alone: 7-9 ms (docs/benchmarks.md, "A sync after a write lists no
+// sessions").
 func (s *Source) SessionsSince(ctx context.Context, mark string) (source.Changed, bool, error) {
 	if err := s.ready(ctx); err != nil {
 		return source.Changed{}, false, err
