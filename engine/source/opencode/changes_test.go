@@ -255,7 +255,7 @@ func TestStampsSinceReadOnlyWhatChanged(t *testing.T) {
 	for name, change := range map[string]func(*changeMark){
 		"a day old":       func(m *changeMark) { m.Walked -= wholeWalkEvery.Milliseconds() },
 		"another file":    func(m *changeMark) { m.Identity += "x" },
-		"an older format": func(m *changeMark) { m.V-- },
+		"an older format": func(m *changeMark) { m.V = 0 },
 	} {
 		c := m
 		change(&c)
@@ -515,7 +515,8 @@ func TestSessionsSinceReturnsWhatChanged(t *testing.T) {
 	for name, change := range map[string]func(*changeMark){
 		"a listing listEvery old": func(m *changeMark) { m.Listed -= listEvery.Milliseconds() },
 		"another file":            func(m *changeMark) { m.Identity += "x" },
-		"an older format":         func(m *changeMark) { m.V-- },
+		"an older format":         func(m *changeMark) { m.V = 0 },
+		"version 1":               func(m *changeMark) { *m = changeMark{V: 1, Identity: m.Identity, Walked: m.Walked, Tables: m.Tables} },
 	} {
 		c := m
 		change(&c)
@@ -534,6 +535,33 @@ func TestSessionsSinceReturnsWhatChanged(t *testing.T) {
 }
 
 func sorted(ids ...string) []string { slices.Sort(ids); return ids }
+
+// An index synced before SessionsSince holds a mark of version 1 (no
+// listing, no Seen): the first sync after the upgrade reads what changed
+// from it without walking every table, and SessionsSince, declining it,
+// answers from the mark that sync records.
+func TestVersion1MarkIsReadWithoutAWalk(t *testing.T) {
+	tr, w := startTracking(t, "v1")
+	var m changeMark
+	if err := json.Unmarshal([]byte(tr.mark), &m); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := json.Marshal(map[string]any{"v": 1, "identity": m.Identity, "walked": m.Walked, "tables": m.Tables})
+	tr.mark = string(old)
+	sid := w.anySession(rand.New(rand.NewSource(2)))
+	w.updatePart(sid, true)
+	if _, ok, err := tr.s.SessionsSince(context.Background(), tr.mark); ok || err != nil {
+		t.Fatalf("SessionsSince on a version-1 mark: ok %v, err %v; want declined", ok, err)
+	}
+	if r := tr.next("the first sync after the upgrade"); r.Walked || r.Lookups != 1 {
+		t.Errorf("the first sync after the upgrade: walked %v after %d lookups, want 1 lookup", r.Walked, r.Lookups)
+	}
+	w.updatePart(sid, true)
+	ch, ok, err := tr.s.SessionsSince(context.Background(), tr.mark)
+	if err != nil || !ok || len(ch.Sessions) != 1 || ch.Sessions[0].ID != sid {
+		t.Errorf("the sync after it: %+v, ok %v, err %v; want the session written to", ch.Sessions, ok, err)
+	}
+}
 
 // A session inserted or deleted while a sync lists the others (after
 // ListSessions, before StampsSince reads the tables' marks) is found by the
