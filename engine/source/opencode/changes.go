@@ -535,10 +535,10 @@ var _ source.ChangeLister = (*Source)(nil)
 // them): those with events, messages or parts written since (rowids past
 // the mark's), and the sessions inserted since. It declines (ok false)
 // where only a listing of every session can tell: no usable mark, the
-// last listing listEvery ago, a row the mark names gone (a deletion), a
-// session deleted (the count of sessions short), a session whose row is
-// gone, more than maxExactLookups sessions changed, or a JSON tree beside
-// the database.
+// last listing listEvery ago, the newest event or session the mark names
+// gone, a session deleted (the count of sessions short), a session whose
+// row is gone, more than maxExactLookups sessions changed, or a JSON tree
+// beside the database.
 //
 // At 4.2M parts (150k sessions) listing every session, reading every
 // stored stamp and counting the tables made every sync after a write take
@@ -606,7 +606,13 @@ func (s *Source) changedSince(ctx context.Context, p changeMark, next *changeMar
 		if !ok {
 			return false, nil
 		}
-		if kept, err := s.kept(ctx, tx, t.name, pm); err != nil || !kept {
+		// The event table's newest rows go only with their session (a
+		// deletion the session count finds); new events may then take their
+		// rowids. A message or part table's newest row goes in a revert,
+		// with an event of its session, and so does every row OpenCode
+		// writes after it, whatever rowid it takes: only a writer without
+		// events is missed, which the listing finds.
+		if kept, err := s.kept(ctx, tx, t.name, pm); err != nil || (!kept && !t.counted) {
 			return false, err
 		}
 		m, err := s.lastRow(ctx, tx, t.name)
