@@ -177,13 +177,7 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 		WHERE id = (SELECT id FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'text' LIMIT 1)`, edited)
 	mustExec(`UPDATE session SET title = 'Fix invoice total rounding drift (edited)' WHERE id = ?`, edited)
 	// A new session: a copy of another with fresh ids.
-	newID := "ses_0000000000000NEWSESSION01"
-	mustExec(`INSERT INTO session SELECT ?, project_id, workspace_id, parent_id, slug, directory, path, 'Copied session QUINCEBERRY',
-		version, share_url, summary_additions, summary_deletions, summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
-		tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created + 5, time_updated + 5,
-		time_compacting, time_archived FROM session WHERE id = ?`, newID, template)
-	mustExec(`INSERT INTO message SELECT 'n' || id, ?, time_created, time_updated, data FROM message WHERE session_id = ?`, newID, template)
-	mustExec(`INSERT INTO part SELECT 'n' || id, 'n' || message_id, ?, time_created, time_updated, data FROM part WHERE session_id = ?`, newID, template)
+	newID := importCopy(t, w, template)
 
 	r, err := e.Sync(ctx, SyncOptions{})
 	if err != nil {
@@ -203,6 +197,27 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 	if kept != rebuilt {
 		t.Errorf("kept index differs from a rebuild:\n%s", firstDiff(kept, rebuilt))
 	}
+}
+
+// importCopy adds to the history through w a copy of session template
+// with fresh ids, titled 'Copied session QUINCEBERRY', without events (as
+// `opencode import` writes), and returns its id.
+func importCopy(t *testing.T, w *sql.DB, template string) string {
+	t.Helper()
+	newID := "ses_0000000000000NEWSESSION01"
+	for _, q := range []string{
+		`INSERT INTO session SELECT ?, project_id, workspace_id, parent_id, slug, directory, path, 'Copied session QUINCEBERRY',
+		version, share_url, summary_additions, summary_deletions, summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
+		tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created + 5, time_updated + 5,
+		time_compacting, time_archived FROM session WHERE id = ?`,
+		`INSERT INTO message SELECT 'n' || id, ?, time_created, time_updated, data FROM message WHERE session_id = ?`,
+		`INSERT INTO part SELECT 'n' || id, 'n' || message_id, ?, time_created, time_updated, data FROM part WHERE session_id = ?`,
+	} {
+		if _, err := w.Exec(q, newID, template); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return newID
 }
 
 func firstDiff(a, b string) string {
@@ -878,19 +893,7 @@ func TestSyncAfterAWriteReadsOnlyWhatChanged(t *testing.T) {
 	}
 
 	// A session imported (no events) is new to the session table.
-	newID := "ses_0000000000000NEWSESSION01"
-	for _, q := range []string{
-		`INSERT INTO session SELECT ?, project_id, workspace_id, parent_id, slug, directory, path, 'Copied session QUINCEBERRY',
-		version, share_url, summary_additions, summary_deletions, summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
-		tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created + 5, time_updated + 5,
-		time_compacting, time_archived FROM session WHERE id = ?`,
-		`INSERT INTO message SELECT 'n' || id, ?, time_created, time_updated, data FROM message WHERE session_id = ?`,
-		`INSERT INTO part SELECT 'n' || id, 'n' || message_id, ?, time_created, time_updated, data FROM part WHERE session_id = ?`,
-	} {
-		if _, err := w.Exec(q, newID, edited); err != nil {
-			t.Fatal(err)
-		}
-	}
+	newID := importCopy(t, w, edited)
 	if r, how := sync("a session imported"); how != "changes" || r.Added != 1 || r.Updated != 0 {
 		t.Errorf("a session imported: %s, %+v; want the changes, 1 added", how, r)
 	}

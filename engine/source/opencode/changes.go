@@ -210,13 +210,15 @@ func (s *Source) lastRow(ctx context.Context, tx *sql.Tx, table string) (tableMa
 }
 
 // sessionTableMark is the session table's largest rowid, its row's id and
-// the table's count, read in one transaction.
-func (s *Source) sessionTableMark(ctx context.Context) (tableMark, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return tableMark{}, describeDBError(s.dbPath, err)
+// the table's count, read in one transaction (tx's, when not nil).
+func (s *Source) sessionTableMark(ctx context.Context, tx *sql.Tx) (tableMark, error) {
+	if tx == nil {
+		var err error
+		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
+			return tableMark{}, describeDBError(s.dbPath, err)
+		}
+		defer tx.Rollback()
 	}
-	defer tx.Rollback()
 	m, err := s.lastRow(ctx, tx, "session")
 	if err != nil {
 		return m, err
@@ -627,12 +629,9 @@ func (s *Source) changedSince(ctx context.Context, p changeMark, next *changeMar
 	if kept, err := s.kept(ctx, tx, "session", p.Session); err != nil || !kept {
 		return false, err
 	}
-	cur, err := s.lastRow(ctx, tx, "session")
+	cur, err := s.sessionTableMark(ctx, tx)
 	if err != nil {
 		return false, err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM session`).Scan(&cur.N); err != nil {
-		return false, describeDBError(s.dbPath, err)
 	}
 	added, err := s.sessionsWithRowsAfter(ctx, tx, trackedTable{name: "session", keyCol: "id"}, p.Session.Max, flagged)
 	if err != nil {

@@ -151,17 +151,9 @@ type tracker struct {
 // walk, and returns how they were read.
 func (tr *tracker) next(step string) source.Stamped {
 	tr.t.Helper()
-	ctx := context.Background()
-	sessions, listing, err := tr.s.ListSessions(ctx)
-	if err != nil {
-		tr.t.Fatal(err)
-	}
-	read, err := tr.s.StampsSince(ctx, tr.mark, tr.old, sessions, listing)
-	if err != nil {
-		tr.t.Fatalf("%s: %v", step, err)
-	}
+	read := listAndStamp(tr.t, step, tr.s, tr.mark, tr.old)
 	got := read.Stamps
-	want, err := tr.s.Stamps(ctx)
+	want, err := tr.s.Stamps(context.Background())
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -401,16 +393,24 @@ type lister struct {
 // list is a sync that lists every session.
 func (l *lister) list() {
 	l.t.Helper()
-	ctx := context.Background()
-	sessions, listing, err := l.s.ListSessions(ctx)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	read, err := l.s.StampsSince(ctx, l.mark, l.known, sessions, listing)
-	if err != nil {
-		l.t.Fatal(err)
-	}
+	read := listAndStamp(l.t, "a listing", l.s, l.mark, l.known)
 	l.mark, l.known = read.Next, read.Stamps
+}
+
+// listAndStamp is a sync's listing: every session (ListSessions) and the
+// stamps read since mark (StampsSince), old holding those it read then.
+func listAndStamp(t *testing.T, step string, s *Source, mark string, old map[string]string) source.Stamped {
+	t.Helper()
+	ctx := context.Background()
+	sessions, listing, err := s.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := s.StampsSince(ctx, mark, old, sessions, listing)
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	return read
 }
 
 // next is a sync after a write: what SessionsSince returned (ok false: it

@@ -418,7 +418,7 @@ func (s *Source) ResetWarnings() {
 // Sessions lists every session's row (no messages), all eras merged; a
 // database row wins over a JSON file with the same id.
 func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
-	out, _, err := s.ListSessions(ctx)
+	out, _, err := s.list(ctx, false)
 	return out, err
 }
 
@@ -434,16 +434,31 @@ func (s *Source) Sessions(ctx context.Context) ([]model.Session, error) {
 // listing); the time went to the index's page reads in Index.Stamps, and
 // why is not understood.
 func (s *Source) ListSessions(ctx context.Context) ([]model.Session, string, error) {
+	return s.list(ctx, true)
+}
+
+// list is Sessions, with ListSessions' mark when marked (a listing that
+// needs none, a full-text scan's, counts the session table only to size
+// its slice).
+func (s *Source) list(ctx context.Context, marked bool) ([]model.Session, string, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, "", err
 	}
 	var out []model.Session
 	var listing string
 	if s.db != nil {
-		m, err := s.sessionTableMark(ctx)
+		var m tableMark
+		var err error
+		if marked {
+			m, err = s.sessionTableMark(ctx, nil)
+		} else if err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM session`).Scan(&m.N); err != nil {
+			err = describeDBError(s.dbPath, err)
+		}
 		if err != nil {
 			return nil, "", err
 		}
+		// Sized first: a sync lists every session after each write to the
+		// history, and growing the slice of 30k sessions was a tenth of it.
 		out = make([]model.Session, 0, m.N)
 		rows, err := s.db.QueryContext(ctx, `SELECT `+sessionColumns+` FROM session`)
 		if err != nil {
@@ -459,13 +474,15 @@ func (s *Source) ListSessions(ctx context.Context) ([]model.Session, string, err
 		if err := rows.Err(); err != nil {
 			return nil, "", describeDBError(s.dbPath, err)
 		}
-		after, err := s.sessionTableMark(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		if after == m && len(out) == int(m.N) {
-			b, _ := json.Marshal(m)
-			listing = string(b)
+		if marked {
+			after, err := s.sessionTableMark(ctx, nil)
+			if err != nil {
+				return nil, "", err
+			}
+			if after == m && len(out) == int(m.N) {
+				b, _ := json.Marshal(m)
+				listing = string(b)
+			}
 		}
 		if s.hasV2 {
 			if err := s.markV2(ctx, out); err != nil {
