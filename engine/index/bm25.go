@@ -353,6 +353,10 @@ type lensCache struct {
 	mu     sync.Mutex
 	gen    int64
 	chunks map[int64][]byte
+	// inPlace: keep nothing, read each length where SQLite holds its
+	// chunk (see docLens.inPlace). Set for a mapped index, whose process
+	// runs one command: there is no later search to keep chunks for.
+	inPlace bool
 }
 
 // maxLensChunks bounds a lensCache (2 KB a chunk: 16 MB, 8.4M documents).
@@ -368,6 +372,20 @@ type docLens struct {
 	local   map[int64][]byte // chunks read when the cache is of another generation
 	fresh   map[int64]bool   // chunks this statement read itself
 	found   int              // lengths it gave (for tests)
+
+	// In place (lensCache.inPlace), the chunk is not copied: stmt stays
+	// on chunk cur's row, and its blob (at, n bytes, SQLite's memory: in
+	// a mapped index, the mapped page) is read until another chunk is
+	// needed. FTS5 scores a match in rowid order, so that is once a
+	// chunk. Copying every chunk a match spans into the Go heap cost a
+	// fresh process a page fault per two chunks (1,750 at 4.2M parts
+	// for a match over the whole history), where the mapped chunks are
+	// consecutive pages, 16 mapped a fault (docs/benchmarks.md, "doc_lens
+	// read in place").
+	cur   int64
+	at    uintptr
+	n     int
+	onCur bool
 }
 
 // length is row's length in tokens, and whether doc_lens had it.
@@ -382,6 +400,9 @@ func (l *docLens) length(tls *libc.TLS, pCtx uintptr, row int64) (int32, bool) {
 		}
 	}
 	c, i := row>>lensShift, int(row&(1<<lensShift-1))*2
+	if l.cache.inPlace {
+		return l.inPlaceLength(tls, c, i)
+	}
 	buf, ok := l.get(c)
 	// A chunk read before documents were added past its end is read
 	// again, once a statement.
@@ -399,6 +420,36 @@ func (l *docLens) length(tls *libc.TLS, pCtx uintptr, row int64) (int32, bool) {
 	}
 	l.found++
 	return int32(v), true
+}
+
+// inPlaceLength is length's in-place read of the value at byte i of
+// chunk c (see docLens.cur).
+func (l *docLens) inPlaceLength(tls *libc.TLS, c int64, i int) (int32, bool) {
+	if !l.onCur || l.cur != c {
+		l.seek(tls, c)
+	}
+	if i+2 > l.n {
+		return 0, false
+	}
+	b := unsafe.Slice((*byte)(cptr(l.at+uintptr(i))), 2)
+	v := uint16(b[0]) | uint16(b[1])<<8
+	if v == 0 || v == lensTooLong {
+		return 0, false
+	}
+	l.found++
+	return int32(v), true
+}
+
+// seek moves stmt to chunk c's row (none: n is 0).
+func (l *docLens) seek(tls *libc.TLS, c int64) {
+	sqlite3.Xsqlite3_reset(tls, l.stmt)
+	sqlite3.Xsqlite3_bind_int64(tls, l.stmt, 1, c)
+	l.cur, l.onCur, l.at, l.n = c, true, 0, 0
+	if sqlite3.Xsqlite3_step(tls, l.stmt) == sqlite3.SQLITE_ROW {
+		if p, n := sqlite3.Xsqlite3_column_blob(tls, l.stmt, 0), sqlite3.Xsqlite3_column_bytes(tls, l.stmt, 0); p != 0 && n > 0 {
+			l.at, l.n = p, int(n)
+		}
+	}
 }
 
 func (l *docLens) get(c int64) ([]byte, bool) {
@@ -448,6 +499,13 @@ func prepare(tls *libc.TLS, pCtx, q uintptr) (uintptr, bool) {
 // empties the cache.
 func (l *docLens) checkGen(tls *libc.TLS, pCtx uintptr) {
 	l.checked = true
+	if l.cache.inPlace {
+		// Nothing is kept, so no generation is needed.
+		var ok bool
+		l.stmt, ok = prepare(tls, pCtx, docLensSQL)
+		l.off = !ok
+		return
+	}
 	l.local, l.fresh = map[int64][]byte{}, map[int64]bool{}
 	st, ok := prepare(tls, pCtx, lensGenSQL)
 	if !ok {

@@ -167,6 +167,37 @@ func TestRecallBM25WithDocLens(t *testing.T) {
 	}
 }
 
+// A mapped index (a one-command process) reads each length where SQLite
+// holds its chunk and keeps none: the scores stay bm25()'s, the lengths
+// come from doc_lens, and the cache stays empty, through sessions deleted
+// and written again in their rowids by another handle.
+func TestRecallBM25ReadsDocLensInPlace(t *testing.T) {
+	p := filepath.Join(privateDir(t), "i.db")
+	w := openIndex(t, p)
+	defer w.Close()
+	rng := rand.New(rand.NewPCG(8, 8))
+	writeLensSessions(t, w, rng, "ses_a", 30, 50)
+	writeLensSessions(t, w, rng, "ses_b", 20, 50)
+	mapped, err := OpenWith(context.Background(), p, Options{Map: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	check := func(label string) {
+		t.Helper()
+		if found := checkLensScores(t, mapped, label); found == 0 {
+			t.Fatalf("%s: no length came from doc_lens", label)
+		}
+		if n := len(mapped.lens.chunks); n != 0 {
+			t.Errorf("%s: %d chunks kept by a mapped index", label, n)
+		}
+	}
+	check("written")
+	deleteLensSessions(t, w, "ses_b18", "ses_b19", "ses_a3")
+	writeLensSessions(t, w, rng, "ses_c", 2, 50)
+	check("rowids reused")
+}
+
 // An index of schema 7 (before doc_lens) is given the table and its
 // trigger when it is opened, keeping what it holds; until a write builds
 // the chunks, every length is docsize's, and then doc_lens gives them.

@@ -107,6 +107,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{db: db, path: path, readOnly: readOnly}
+	ix.lens.inPlace = o.Map
 	if err := ix.checkLayout(ctx); err != nil {
 		db.Close()
 		return nil, err
