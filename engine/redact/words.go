@@ -1,5 +1,10 @@
 package redact
 
+import (
+	"cmp"
+	"slices"
+)
+
 // wordIndex finds every occurrence of a set of ASCII words in a text,
 // ignoring case: the keyword and anchor pass that decides which rules run
 // and where.
@@ -15,9 +20,14 @@ package redact
 type wordIndex struct {
 	words []string
 	pairs [1 << 16 / 64]uint64 // first two bytes (folded) of some word
-	// byPair lists the words by their first two bytes p:
-	// byPair[off[p]:off[p+1]].
-	off    [1<<16 + 1]uint16
+	// byPair lists the words by their first two bytes: those of pair p
+	// at byPair[span[p]&0xffff:], span[p]>>16 of them. span is written
+	// only at the pairs some word begins with (keywords begin with letters
+	// and digits: a few of its pages), so a fresh process touches little
+	// of it. The offset array over every pair it replaced, with the counts
+	// that built it (384 KB, every element written), cost each process
+	// that redacts (every CLI search) about 60 page faults.
+	span   [1 << 16]uint32
 	byPair []int32
 }
 
@@ -32,27 +42,28 @@ var fold = func() (t [256]byte) {
 	return t
 }()
 
+// pairOf is the folded first two bytes of s.
+func pairOf(s string) uint16 { return uint16(fold[s[0]])<<8 | uint16(fold[s[1]]) }
+
 // newWordIndex indexes words (lowercase ASCII, two bytes or more).
 func newWordIndex(words []string) *wordIndex {
 	x := &wordIndex{words: words, byPair: make([]int32, len(words))}
-	pair := func(w string) uint16 { return uint16(fold[w[0]])<<8 | uint16(fold[w[1]]) }
-	var count [1 << 16]uint16
-	for _, w := range words {
+	for i, w := range words {
 		if len(w) < 2 {
 			panic("redact: keyword " + w + " is shorter than two bytes")
 		}
-		p := pair(w)
+		p := pairOf(w)
 		x.pairs[p/64] |= 1 << (p % 64)
-		count[p]++
+		x.byPair[i] = int32(i)
 	}
-	for p := range count {
-		x.off[p+1] = x.off[p] + count[p]
-	}
-	next := x.off
-	for i, w := range words {
-		p := pair(w)
-		x.byPair[next[p]] = int32(i)
-		next[p]++
+	// Words in pair order, each pair's in the order given.
+	slices.SortStableFunc(x.byPair, func(a, b int32) int { return cmp.Compare(pairOf(words[a]), pairOf(words[b])) })
+	for i, j := range x.byPair {
+		p := pairOf(words[j])
+		if x.span[p] == 0 {
+			x.span[p] = uint32(i)
+		}
+		x.span[p] += 1 << 16
 	}
 	return x
 }
@@ -64,7 +75,8 @@ func (x *wordIndex) each(s string, fn func(word, start, end int)) {
 		if x.pairs[p/64]&(1<<(p%64)) == 0 {
 			continue
 		}
-		for _, j := range x.byPair[x.off[p]:x.off[p+1]] {
+		sp := x.span[p]
+		for _, j := range x.byPair[sp&0xffff : sp&0xffff+sp>>16] {
 			w := x.words[j]
 			if i+len(w) <= len(s) && foldedPrefix(s[i:], w) {
 				fn(int(j), i, i+len(w))
