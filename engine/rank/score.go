@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Term is one query term as ranking sees it.
@@ -379,7 +380,10 @@ func ASCIILower(s string) string {
 			b[i] = c + 32
 		}
 	}
-	return string(b)
+	// b is not kept, so it becomes the string without a second copy (as
+	// strings.Builder does): a search lowers each of its 400 candidates'
+	// texts, and the copy was fresh heap, page faults in a CLI process.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // containsCollapsed reports whether s holds phrase (words joined by single
