@@ -354,7 +354,7 @@ type lensCache struct {
 	gen    int64
 	chunks map[int64][]byte
 	// inPlace: keep nothing, read each length where SQLite holds its
-	// chunk (see docLens.inPlace). Set for a mapped index, whose process
+	// chunk (see docLens.cur). Set for a mapped index, whose process
 	// runs one command: there is no later search to keep chunks for.
 	inPlace bool
 }
@@ -378,10 +378,10 @@ type docLens struct {
 	// a mapped index, the mapped page) is read until another chunk is
 	// needed. FTS5 scores a match in rowid order, so that is once a
 	// chunk. Copying every chunk a match spans into the Go heap cost a
-	// fresh process a page fault per two chunks (1,750 at 4.2M parts
-	// for a match over the whole history), where the mapped chunks are
-	// consecutive pages, 16 mapped a fault (docs/benchmarks.md, "doc_lens
-	// read in place").
+	// fresh process a page fault per two chunks (about 1,000 of a CLI
+	// search's faults at 4.2M parts), where the mapped chunks are
+	// consecutive pages, 16 mapped a fault (docs/benchmarks.md, "A CLI
+	// search's page faults").
 	cur   int64
 	at    uintptr
 	n     int
