@@ -47,6 +47,9 @@ func pairOf(s string) uint16 { return uint16(fold[s[0]])<<8 | uint16(fold[s[1]])
 
 // newWordIndex indexes words (lowercase ASCII, two bytes or more).
 func newWordIndex(words []string) *wordIndex {
+	if len(words) >= 1<<16 {
+		panic("redact: more keywords than a span holds")
+	}
 	x := &wordIndex{words: words, byPair: make([]int32, len(words))}
 	for i, w := range words {
 		if len(w) < 2 {
