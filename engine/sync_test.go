@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -289,6 +290,40 @@ func TestSearchReadsVocabularyOnlyForTypos(t *testing.T) {
 	}
 	if sh.vocab.v == nil {
 		t.Fatal("correcting a typo did not read the vocabulary")
+	}
+}
+
+// goroutinesCreated is how many goroutines the process has started.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// A sync under a context that can be cancelled (a CLI sync's, which
+// Ctrl-C cancels; the server's) writes its rows without the SQLite
+// driver's watcher goroutine per statement: a cold index started seven a
+// part (a part's rows, its documents, each vocabulary term at each
+// commit) and was 30% slower than under context.Background
+// (docs/benchmarks.md, "A cold index under a cancellable context").
+func TestSyncStartsNoGoroutinePerRow(t *testing.T) {
+	db := fixture(t, "v1")
+	multiplyHistory(t, db, 10)
+	e := openNoSync(t, db, filepath.Join(t.TempDir(), "i.db"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := goroutinesCreated()
+	res, err := e.Sync(ctx, SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := goroutinesCreated() - before
+	t.Logf("%d goroutines for %d parts of %d sessions", created, res.Parts, res.Added)
+	if res.Parts < 1000 {
+		t.Fatalf("only %d parts written; the test needs a history that makes a per-row cost show", res.Parts)
+	}
+	if created > uint64(res.Parts)/2 {
+		t.Errorf("the sync started %d goroutines for %d parts: one a statement again?", created, res.Parts)
 	}
 }
 

@@ -136,11 +136,12 @@ func (w *Writer) Commit(ctx context.Context) error {
 		// of 0 keeps a sync after a write from paying for every term of
 		// the history.
 		var gone *sql.Stmt
+		rctx := rowContext(ctx) // a statement a term
 		for term, d := range w.vocab {
 			if d == 0 {
 				continue
 			}
-			if _, err := up.ExecContext(ctx, term, d); err != nil {
+			if _, err := up.ExecContext(rctx, term, d); err != nil {
 				w.tx.Rollback()
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
@@ -153,7 +154,7 @@ func (w *Writer) Commit(ctx context.Context) error {
 					return fmt.Errorf("update vocabulary: %w", err)
 				}
 			}
-			if _, err := gone.ExecContext(ctx, term); err != nil {
+			if _, err := gone.ExecContext(rctx, term); err != nil {
 				w.tx.Rollback()
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
@@ -255,6 +256,7 @@ func (w *Writer) DeleteMeta(ctx context.Context, key string) error {
 
 // DeleteSession removes a session's rows, documents and vocabulary counts.
 func (w *Writer) DeleteSession(ctx context.Context, id string) error {
+	ctx = rowContext(ctx)
 	old, err := w.sessionDocs(ctx, id, false)
 	if err != nil {
 		return err
@@ -287,6 +289,7 @@ func (w *Writer) DeleteSession(ctx context.Context, id string) error {
 // stored part under the current one, which is what the full-text index
 // holds only if nothing changed how it was redacted.
 func (w *Writer) RereadSession(ctx context.Context, id string) error {
+	ctx = rowContext(ctx)
 	old, err := w.sessionDocs(ctx, id, true)
 	if err != nil {
 		return err
@@ -367,6 +370,7 @@ func (w *Writer) deleteSessionRows(ctx context.Context, id string) error {
 // endReread deletes the documents of a re-read session (RereadSession)
 // that were not written again.
 func (w *Writer) endReread(ctx context.Context, id string) error {
+	ctx = rowContext(ctx)
 	for _, rids := range w.reuse {
 		for _, rid := range rids {
 			if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_fts WHERE rowid = ?`, rid); err != nil {
@@ -576,8 +580,22 @@ func (w *Writer) PutMessage(ctx context.Context, s *model.Session, root string, 
 	return w.PutPrepared(ctx, s, root, ord, w.prep.Prepare(m), c)
 }
 
+// rowContext is ctx for the writer's statements of a row or a few (a
+// part, a document, a vocabulary term): without its cancellation. The
+// SQLite driver watches a cancellable context with a goroutine of its
+// own for every statement run under it (to interrupt it): a cold index
+// of 226k parts started about 1.6 million, and their scheduling and
+// context switches made it 30% slower under a CLI sync's context (which
+// Ctrl-C cancels) than under context.Background. Cancellation still ends
+// a write at its next statement: the transaction was begun under ctx,
+// and database/sql rolls it back when ctx ends, so every statement after
+// fails, and the sync returns ctx's error. Statements that can run long
+// (merges, the commit's checkpoint) keep ctx.
+func rowContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // PutPrepared writes one prepared message, its parts and their documents.
 func (w *Writer) PutPrepared(ctx context.Context, s *model.Session, root string, ord int, pm *PreparedMessage, c *SessionCounts) error {
+	ctx = rowContext(ctx)
 	m := pm.M
 	if _, err := w.insMsg.ExecContext(ctx, m.ID, s.ID, ord, m.Role, m.Created, m.Completed, m.Agent, m.Model,
 		m.Finish, m.Error, b2i(m.Summary), m.ParentID); err != nil {
@@ -646,6 +664,7 @@ func (w *Writer) PutPrepared(ctx context.Context, s *model.Session, root string,
 // PutSession writes the session row and its title document (after its
 // messages, so the counts are known).
 func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionMeta, c SessionCounts) error {
+	ctx = rowContext(ctx)
 	updated := s.Updated
 	if c.LastTime > updated {
 		updated = c.LastTime
@@ -744,6 +763,7 @@ func (w *Writer) refreshDocLens(ctx context.Context) error {
 // buildDocLens writes chunk c of doc_lens from docsize: each rowid's
 // length, 0 for a rowid with no document.
 func (w *Writer) buildDocLens(ctx context.Context, c int64) error {
+	ctx = rowContext(ctx)
 	if w.selSizes == nil {
 		var err error
 		if w.selSizes, err = w.tx.PrepareContext(ctx, `SELECT id, sz FROM docs_fts_docsize WHERE id >= ? AND id < ?`); err != nil {
