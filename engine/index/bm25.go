@@ -120,6 +120,13 @@ func init() {
 	}
 }
 
+// openBusyMs is how long registerBM25 waits for a lock at open. Every
+// connection runs it, the history's too, whose own wait for a writer is
+// half a second (a locked history is answered from the index after it,
+// TestLockedHistoryAnswersFromIndex): so is this one. Checkpointing away a
+// WAL of SQLite's default 1,000 pages at close takes milliseconds.
+const openBusyMs = 500
+
 // cFunc is a top-level function as a transpiled-C function pointer (what
 // modernc's generated code calls through; modernc.org/sqlite/vec does the
 // same).
@@ -146,7 +153,15 @@ func call3i(fp uintptr, tls *libc.TLS, a uintptr, i int32, b uintptr) int32 {
 
 // registerBM25 is the auto-extension entry point: it finds the
 // connection's fts5_api and creates recall_bm25 on it.
+//
+// It runs inside sqlite3_open, before the DSN's busy_timeout pragma, and
+// its statement may have to wait for a lock: another process closing the
+// index's last connection holds it exclusively while it checkpoints the
+// WAL away. Without a timeout of its own that was SQLITE_BUSY and a
+// failed command (2 of 240 `recall sessions` run three at a time;
+// TestOpenWhileOthersClose). The DSN's pragma replaces this timeout.
 func registerBM25(tls *libc.TLS, db, pzErrMsg, pThunk uintptr) int32 {
+	sqlite3.Xsqlite3_busy_timeout(tls, db, openBusyMs)
 	bp := tls.Alloc(8) // the fts5_api pointer
 	defer tls.Free(8)
 	*(*uintptr)(cptr(bp)) = 0
