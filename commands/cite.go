@@ -32,6 +32,7 @@ var Cite = Register(&Command[CiteParams, engine.Citation]{
 	Summary: "a one-line citation of a session or message, and the command that resumes it in OpenCode",
 	Doors:   CLI | Server,
 	Sync:    true,
+	Warm:    true,
 	Run: func(ctx context.Context, env *Env, p *CiteParams) (engine.Citation, error) {
 		res, err := env.Engine.Cite(ctx, p.Target, p.Source.names()...)
 		if errors.Is(err, engine.ErrUnknownID) || errors.Is(err, engine.ErrBadCursor) || errors.Is(err, engine.ErrBadURI) {

@@ -215,6 +215,13 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 	if c.Serves {
 		env.Stdout = inv.raw
 	}
+	if res, ok := c.runWarm(ctx, inv, g, p, notify); ok {
+		return c.output(inv, g, p, res)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "recall %s: interrupted\n", inv.name)
+		return ExitInterrupted
+	}
 	if !c.NoEngine {
 		logger := slog.New(slog.DiscardHandler)
 		if g.LogFile != "" {
@@ -286,6 +293,12 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		}
 		return ExitFailure
 	}
+	return c.output(inv, g, p, result)
+}
+
+// output prints a command's result: its exit code, --json, or its text.
+func (c *Command[P, R]) output(inv *invocation, g Globals, p *P, result R) int {
+	stderr := inv.stderr
 	if code, ok := any(result).(Exit); ok {
 		return int(code)
 	}

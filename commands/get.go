@@ -42,6 +42,7 @@ var Get = Register(&Command[GetParams, engine.GetResult]{
 	Summary: "one part or message exactly as OpenCode stored it (read from the history), paged by characters",
 	Doors:   CLI | Server,
 	Sync:    true,
+	Warm:    true,
 	Run: func(ctx context.Context, env *Env, p *GetParams) (engine.GetResult, error) {
 		src, _ := p.Source.one()
 		res, err := env.Engine.Get(ctx, engine.GetParams{ID: p.ID, Source: src, Offset: p.Offset, Length: p.Length})

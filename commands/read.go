@@ -53,6 +53,7 @@ var Read = Register(&Command[ReadParams, engine.ReadResult]{
 	Summary: "a bounded window of a session around a cursor, as ChatML, markdown or JSON",
 	Doors:   CLI | Server,
 	Sync:    true,
+	Warm:    true,
 	Run: func(ctx context.Context, env *Env, p *ReadParams) (engine.ReadResult, error) {
 		src, _ := p.Source.one()
 		res, err := env.Engine.Read(ctx, engine.ReadParams{Cursor: p.Cursor, Source: src, Mode: engine.ReadMode(p.Mode), Limit: p.Limit, Format: render.Format(p.Format), OutputBudget: p.OutputBudget})

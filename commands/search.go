@@ -112,8 +112,10 @@ var Search = Register(&Command[SearchParams, engine.SearchResult]{
 	Summary: "ranked search over every session: prompts, answers, reasoning, tool calls and outputs",
 	Doors:   CLI | Server,
 	Sync:    true,
+	Warm:    true,
 	Run: func(ctx context.Context, env *Env, p *SearchParams) (engine.SearchResult, error) {
 		ep := p.engineParams()
+		ep.EveryNotice = env.EveryNotice
 		// The door's own session (the plugin's live one) is left out of
 		// searches across history, never out of one that names a session
 		// to search in: that is the agent asking about its own past.

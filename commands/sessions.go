@@ -51,6 +51,7 @@ var Sessions = Register(&Command[SessionsParams, engine.SessionsResult]{
 	Summary: "recent sessions with counts, parents and subagent children",
 	Doors:   CLI | Server,
 	Sync:    true,
+	Warm:    true,
 	Run: func(ctx context.Context, env *Env, p *SessionsParams) (engine.SessionsResult, error) {
 		return env.Engine.Sessions(ctx, engine.SessionsParams{Filter: p.Filter, Directory: p.Directory,
 			After: p.after, Before: p.before, Parent: p.Parent, Limit: p.Limit, Cursor: p.Cursor, Sources: p.Source.names()})

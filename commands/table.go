@@ -63,6 +63,10 @@ type Spec struct {
 	Serves bool
 	// AliasOf names the command an alias entry runs with fixed params.
 	AliasOf string
+	// Warm: the CLI runs it in a running daemon of its history when one
+	// answers (warm.go). Only a read of the index whose params carry
+	// nothing of the CLI's process (paths are absolute by Validate) is.
+	Warm bool
 }
 
 // Command is one command with typed params P and result R.
@@ -70,8 +74,8 @@ type Command[P any, R any] struct {
 	Name    string
 	Summary string
 	Doors   Door
-	// Sync, Syncs, NoEngine, Serves: see Spec.
-	Sync, Syncs, NoEngine, Serves bool
+	// Sync, Syncs, NoEngine, Serves, Warm: see Spec.
+	Sync, Syncs, NoEngine, Serves, Warm bool
 	// Run executes validated params.
 	Run func(ctx context.Context, env *Env, p *P) (R, error)
 	// Print writes the result for people (the CLI without --json); nil for
@@ -151,6 +155,9 @@ type Env struct {
 	ExcludeSession string
 	// Notify receives one-line notices for people (stderr, logMessage).
 	Notify func(string)
+	// EveryNotice: notices the engine says once come every time, as from
+	// an engine of the command's own (the CLI's commands run in a daemon).
+	EveryNotice bool
 	// OnSync receives the result of each sync the command runs itself
 	// (sync, reindex), for a door that tells every client of the engine;
 	// nil: its notices go to Notify.
@@ -264,7 +271,7 @@ func FieldNames(e Entry) []string {
 // Spec implements Entry.
 func (c *Command[P, R]) Spec() Spec {
 	return Spec{Name: c.Name, Summary: c.Summary, Doors: c.Doors, Sync: c.Sync, Syncs: c.Syncs,
-		NoEngine: c.NoEngine, Serves: c.Serves, AliasOf: c.aliasOf}
+		NoEngine: c.NoEngine, Serves: c.Serves, AliasOf: c.aliasOf, Warm: c.Warm}
 }
 
 // Fields implements Entry.

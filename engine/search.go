@@ -91,6 +91,10 @@ type SearchParams struct {
 	Continue  string
 	ScanBytes int64
 	ScanTime  time.Duration
+	// EveryNotice: the notices an engine says once (no embedding model)
+	// come in this result too, as from an engine of its own (a CLI
+	// command run in a daemon's engine).
+	EveryNotice bool
 }
 
 // Hit is one search result.

@@ -34,7 +34,7 @@ func (e *Engine) searchSemantic(ctx context.Context, shs []*shard, p SearchParam
 	}
 	auto := mode == query.ModeAuto
 	notice := func(kind, msg string) {
-		if auto {
+		if auto && !p.EveryNotice {
 			e.noticeOnce(res, kind, msg)
 		} else {
 			res.Notices = append(res.Notices, msg)

@@ -120,7 +120,7 @@ func (s *Server) withEnv(ctx context.Context, spec commands.Spec, token json.Raw
 			return err
 		}
 	}
-	env := &commands.Env{Engine: h.eng, NoSync: opts.watching, ExcludeSession: opts.ExcludeSession, OnSync: h.live.Synced,
+	env := &commands.Env{Engine: h.eng, NoSync: opts.watching, ExcludeSession: opts.ExcludeSession, OnSync: h.live.Synced, EveryNotice: opts.EveryNotice,
 		Notify: func(msg string) { s.notify(ctx, protocol.MessageTypeInfo, msg) }}
 	if spec.Syncs || (spec.Sync && !opts.watching) {
 		prog := s.newProgress(ctx, "Recall: indexing", token)

@@ -43,6 +43,14 @@ func (k hostKey) specs() []engine.SourceSpec {
 type hosts struct {
 	mu   sync.Mutex
 	open map[hostKey]*host
+	// linger keeps a host open, its watcher running, after its last
+	// connection leaves, until closeAll: the daemon's, so the next client
+	// (an editor restarting, the next OpenCode run, a CLI command) finds
+	// the engine warm rather than opening it again. A CLI search through
+	// a daemon whose host had closed paid the engine's open each time and
+	// took longer than one run in its own process (93 / 75 ms p50 at 845k
+	// parts).
+	linger bool
 }
 
 func newHosts() *hosts { return &hosts{open: map[hostKey]*host{}} }
@@ -100,19 +108,35 @@ func (h *host) release(s *Server) {
 		unsubscribe()
 		delete(h.conns, s)
 	}
-	last := len(h.conns) == 0
+	last := len(h.conns) == 0 && !h.set.linger
 	if last {
 		delete(h.set.open, h.key)
 	}
 	h.mu.Unlock()
 	h.set.mu.Unlock()
-	if !last {
-		return
+	if last {
+		h.close()
 	}
+}
+
+// close stops the host's live loop and closes its engine.
+func (h *host) close() {
 	h.live.Stop()
 	done := h.live.Turn() // a request's sync may still be writing
 	h.eng.Close()
 	done()
+}
+
+// closeAll closes every host still open (a lingering set's, when the
+// daemon exits).
+func (hs *hosts) closeAll() {
+	hs.mu.Lock()
+	open := hs.open
+	hs.open = map[hostKey]*host{}
+	hs.mu.Unlock()
+	for _, h := range open {
+		h.close()
+	}
 }
 
 // waitReady waits for the first background sync to end (starting the

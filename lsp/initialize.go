@@ -24,10 +24,14 @@ type InitOptions struct {
 	ExcludeSession string            `json:"excludeSession,omitempty"`
 	Watch          *bool             `json:"watch,omitempty"`
 	NoRedact       *bool             `json:"noRedact,omitempty"`
+	// EveryNotice: every notice an engine of the client's own would say,
+	// the engine's own before any answer and the once-only ones in every
+	// result (the CLI's commands run in the daemon ask for it).
+	EveryNotice bool `json:"everyNotice,omitempty"`
 }
 
 // initOptionNames lists the fields of InitOptions for error messages.
-const initOptionNames = "db, index, excludeSession, watch, noRedact"
+const initOptionNames = "db, index, excludeSession, watch, noRedact, everyNotice"
 
 // decodeInitOptions reads initializationOptions. Absent, null, {} and []
 // are no options: Neovim encodes an empty Lua table (setup({})) as [].
@@ -119,7 +123,14 @@ func (s *Server) initialized(context.Context, jsonrpc2.RawMessage) error {
 	if h == nil || state != stateRunning {
 		return nil
 	}
+	s.mu.Lock()
+	every := s.opts.EveryNotice
+	s.mu.Unlock()
 	for _, n := range h.eng.Notices() {
+		if every {
+			s.notify(s.base, protocol.MessageTypeInfo, n) // before any answer, as a CLI process says it
+			continue
+		}
 		s.post(func() { s.notify(s.base, protocol.MessageTypeInfo, n) })
 	}
 	if watching {

@@ -119,6 +119,8 @@ type DaemonConfig struct {
 // connection its own Server, all of them sharing the engines they open.
 func RunDaemon(ctx context.Context, dc DaemonConfig) error {
 	shared := newHosts()
+	shared.linger = true
+	defer shared.closeAll()
 	if dc.Server.Logger == nil {
 		dc.Server.Logger = dc.Logger
 	}

@@ -82,12 +82,7 @@ func Key(r engine.Resolved) string {
 // Whichever it is must be a directory the user owns with mode 0700, so no
 // other user can reach or replace a socket.
 func RuntimeDir(getenv func(string) string) (string, error) {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("recall-%d", os.Getuid()))
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		dir = filepath.Join(d, "recall")
-	} else if c := userCacheDir(getenv); c != "" && len(filepath.Join(c, "recall", "run"))+len("/0123456789abcdef.sock") <= maxSocketPath {
-		dir = filepath.Join(c, "recall", "run")
-	}
+	dir := runtimeDirPath(getenv)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("runtime dir: %w", err)
 	}
@@ -95,6 +90,17 @@ func RuntimeDir(getenv func(string) string) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// runtimeDirPath is where RuntimeDir puts the sockets, not made or checked.
+func runtimeDirPath(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "recall")
+	}
+	if c := userCacheDir(getenv); c != "" && len(filepath.Join(c, "recall", "run"))+len("/0123456789abcdef.sock") <= maxSocketPath {
+		return filepath.Join(c, "recall", "run")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("recall-%d", os.Getuid()))
 }
 
 // maxSocketPath is the longest Unix socket path every platform takes
@@ -277,14 +283,17 @@ type bufferedConn struct {
 func (b bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 
 // dial connects to a daemon and does the handshake.
-func dial(sock string, hello Hello) (net.Conn, error) {
-	c, err := net.DialTimeout("unix", sock, helloWait)
+func dial(sock string, hello Hello) (net.Conn, error) { return dialWithin(sock, hello, helloWait) }
+
+// dialWithin is dial with the handshake bounded by wait.
+func dialWithin(sock string, hello Hello, wait time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout("unix", sock, wait)
 	if err != nil {
 		return nil, err
 	}
 	hello.Version, hello.Recall = protocolVersion, commands.Version
 	raw, _ := json.Marshal(hello)
-	c.SetDeadline(time.Now().Add(helloWait))
+	c.SetDeadline(time.Now().Add(wait))
 	if _, err := c.Write(append(raw, '\n')); err != nil {
 		c.Close()
 		return nil, err

@@ -36,6 +36,17 @@ func checkPrivateDir(dir string) error {
 	return nil
 }
 
+// isPrivateDir reports whether dir is a directory of ours that no one
+// else may enter, changing nothing (checkPrivateDir repairs the mode).
+func isPrivateDir(dir string) bool {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && st.IsDir() && int(sys.Uid) == os.Getuid() && st.Mode().Perm()&0o077 == 0
+}
+
 // lockDaemon takes the key's lock for the daemon's lifetime; the kernel
 // drops it when the process dies, however it dies, which is what tells a
 // stale socket file from a live daemon.

@@ -86,10 +86,7 @@ func (f *Forwarder) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 			return fallback(err)
 		}
 	}
-	for i := range specs {
-		specs[i].Path, specs[i].Index = absOrEmpty(specs[i].Path), absOrEmpty(specs[i].Index)
-	}
-	res, err := engine.Resolve(engine.Options{Sources: specs, IndexPath: absOrEmpty(cmp.Or(opts.Index, f.Index)), Getenv: f.Getenv})
+	res, err := resolve(specs, cmp.Or(opts.Index, f.Index), f.Getenv)
 	if err != nil {
 		return fallback(err) // the in-process server fails initialize with the clear message
 	}
@@ -225,6 +222,15 @@ func (r *recorder) Read(p []byte) (int, error) {
 }
 
 func (r *recorder) stop() { r.stopped.Store(true) }
+
+// resolve is the history and index a client names, their paths made
+// absolute: the daemon serves clients from other directories.
+func resolve(specs []engine.SourceSpec, index string, getenv func(string) string) (engine.Resolved, error) {
+	for i := range specs {
+		specs[i].Path, specs[i].Index = absOrEmpty(specs[i].Path), absOrEmpty(specs[i].Index)
+	}
+	return engine.Resolve(engine.Options{Sources: specs, IndexPath: absOrEmpty(index), Getenv: getenv})
+}
 
 func absOrEmpty(p string) string {
 	if p == "" {
