@@ -367,6 +367,7 @@ export interface InitOptions {
   excludeSession?: string;
   watch?: boolean;
   noRedact?: boolean;
+  everyNotice?: boolean;
 }
 
 /** model.Message (in a result). */
