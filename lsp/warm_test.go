@@ -40,6 +40,8 @@ func warmEnv(t *testing.T, d *testDaemons) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(d.data, "config"))
 	t.Setenv("HOME", d.data)
 	t.Setenv("RECALL_NO_DAEMON", "")
+	t.Setenv("OPENCODE_DB", "")
+	t.Setenv("RECALL_CONFIG", "")
 }
 
 // withoutTook drops the result's timing, the one field two runs of the
@@ -150,6 +152,40 @@ func TestCLIRunsInARunningDaemon(t *testing.T) {
 	runMain(append([]string{"search", "--log-file", filepath.Join(t.TempDir(), "log"), "rounding"}, g...)...)
 	if n := served.Load() - before; n != 0 {
 		t.Errorf("--no-sync and --log-file: the daemon ran %d commands, want 0", n)
+	}
+}
+
+// The path a user takes first: an editor set up with no options (the
+// plugin's setup({})) starts the daemon on the default history and index,
+// and `recall search` with no flags, or with the history named by a
+// relative path, runs in it.
+func TestCLIDefaultsRunInTheEditorsDaemon(t *testing.T) {
+	d := newTestDaemons(t, time.Minute)
+	var served atomic.Int32
+	d.server.BeforeCommand = func(context.Context) { served.Add(1) }
+	warmEnv(t, d)
+	home := filepath.Join(d.data, "opencode")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyFixture(t), filepath.Join(home, "opencode.db")); err != nil {
+		t.Fatal(err)
+	}
+	editor := d.forward(nil)
+	defer editor.shutdown()
+	t.Chdir(d.data)
+	for _, args := range [][]string{
+		{"search", "--json", "rounding"},
+		{"search", "--json", "--db", filepath.Join("opencode", "opencode.db"), "rounding"},
+	} {
+		before := served.Load()
+		r := runMain(args...)
+		if r.code != 0 || !strings.Contains(r.stdout, `"hits":[{`) {
+			t.Errorf("%v: exit %d %s %s", args, r.code, r.stdout, r.stderr)
+		}
+		if n := served.Load() - before; n != 1 {
+			t.Errorf("%v beside the editor's daemon: the daemon ran %d commands, want 1", args, n)
+		}
 	}
 }
 

@@ -50,9 +50,6 @@ func Call(ctx context.Context, wc *commands.WarmCall) (json.RawMessage, error) {
 		return nil, commands.ErrNoDaemon
 	}
 	sock := filepath.Join(dir, Key(res)+".sock")
-	if _, err := os.Stat(sock); err != nil {
-		return nil, commands.ErrNoDaemon
-	}
 	conn, err := dialWithin(sock, Hello{Resolved: res, NoRedact: wc.NoRedact}, callWait)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", commands.ErrNoDaemon, err)
