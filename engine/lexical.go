@@ -331,19 +331,20 @@ func (lx *shardLex) phraseHits(m index.Match) []int64 {
 }
 
 // mayOverflow reports whether the match without the terms in skip may
-// hold more than MatchWindow documents, so that it is walked for its
-// window's floor (MatchFloor): unless the history is smaller, or every
-// term in it was counted (matchDF) and they sum within it. A lone word and
-// a quoted phrase are not counted.
+// hold more than MatchWindow documents, so that only its newest ones are
+// ranked (MatchNewest): unless the history is smaller, or every term in it
+// was counted (matchDF) and they sum within it. A lone word and a quoted
+// phrase are not counted.
 //
 // A compound is counted by its whole form, though its match also takes
 // the phrase of its parts, which can hold more: at 4.2M parts `go test
-// -run TestListTransactions` matched 2,923 documents whole and took 166
-// ms, 88 when walked. Walking every compound's match (or counting its
-// rarest part first) cost the 226k-part history's compound queries 4 to
-// 10 ms each, where no match overflows, so it is not done, and a lone
-// compound is counted by its whole form too (walking it cost 2 ms of the
-// benchmark's p95 there).
+// -run TestListTransactions` matched 2,923 documents whole, and the
+// phrase of its parts more than the window. Counted, every document
+// holding the identifier itself is ranked, however old; walked for a
+// window, the newest documents holding the words apart would push older
+// ones holding it out (four of the 63 benchmark queries ranked other
+// documents so at 845k or 4.2M parts). A lone compound is counted the same
+// way (its count costs under a millisecond there).
 func (lx *shardLex) mayOverflow(ctx context.Context, q query.Query, skip map[string]bool) (bool, error) {
 	if lx.docs <= matchWindow {
 		return false, nil
@@ -374,25 +375,19 @@ func (lx *shardLex) mayOverflow(ctx context.Context, q query.Query, skip map[str
 // rankWindow reads the best candidates of m under f, BM25 ranking only
 // the newest MatchWindow documents of the match when it may hold more
 // (windowed; see MatchWindow): from is then the time of the oldest one
-// ranked, 0 when the match held no more. A match its window's walk found
-// to hold fewer than least documents in all is not ranked (none are
-// returned): the match of the two rarest words together, which is of no
-// use with fewer than minBothCandidates, cost at 4.2M parts as much to
-// rank as to walk (`make plan-prod target`: 13 ms each, for no match).
+// ranked, 0 when the match held no more. A window holding fewer than
+// least documents in all is of no use (none are returned): the match of
+// the two rarest words together, with fewer than minBothCandidates.
 func (lx *shardLex) rankWindow(ctx context.Context, m index.Match, f query.Filter, windowed bool, least int) (_ []index.Candidate, _ map[int64]string, from int64, _ error) {
-	var floor int64
-	if windowed {
-		var held int
-		var err error
-		if floor, from, held, err = lx.sh.ix.MatchFloor(ctx, m.Expr, f, matchWindow); err != nil {
-			return nil, nil, 0, err
-		}
-		if held < least {
-			return nil, nil, 0, nil
-		}
+	if !windowed {
+		cands, texts, err := lx.sh.ix.MatchTexts(ctx, m, lx.phraseHits(m), f, MaxCandidates)
+		return cands, texts, 0, err
 	}
-	cands, texts, err := lx.sh.ix.MatchTexts(ctx, m, lx.phraseHits(m), f, floor, MaxCandidates)
-	return cands, texts, from, err
+	cands, texts, held, from, err := lx.sh.ix.MatchNewest(ctx, m, lx.phraseHits(m), f, matchWindow, MaxCandidates)
+	if err != nil || held < least {
+		return nil, nil, 0, err
+	}
+	return cands, texts, from, nil
 }
 
 func (e *Engine) lexical(ctx context.Context, shs []*shard, p SearchParams, q query.Query, f query.Filter, res *SearchResult) error {

@@ -21,7 +21,7 @@ func TestCommonMatchRanksItsNewestDocuments(t *testing.T) {
 	ctx := context.Background()
 	sh := e.shards[0]
 	const word = "ledger"
-	all, _, err := sh.ix.MatchTexts(ctx, index.Match{Expr: `"` + word + `"`}, nil, query.Filter{}, 0, 1000)
+	all, _, err := sh.ix.MatchTexts(ctx, index.Match{Expr: `"` + word + `"`}, nil, query.Filter{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,10 @@ type bm25Hits struct {
 	lastResult float64
 	scored     bool
 	prunedRows int // rows scored 0 by their bound (for tests)
+	// rows is how many rows were scored, low the lowest rowid of them: a
+	// walk of the match's newest rows counts itself here (MatchNewest).
+	rows int
+	low  int64
 	// lens reads rows' lengths from doc_lens instead of FTS5's docsize
 	// (see docLens); nil for a table that has none (tests' own FTS tables).
 	lens *docLens
@@ -242,6 +246,10 @@ func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintp
 		sqlite3.Xsqlite3_result_double(tls, pCtx, h.lastResult)
 		return
 	}
+	if h.rows == 0 || row < h.low {
+		h.low = row
+	}
+	h.rows++
 	bp := tls.Alloc(24) // xInst's nInst, phrase, column, offset; xColumnSize's length at 16
 	defer tls.Free(24)
 	h.once.Do(func() { h.err = bm25IDF(tls, api, pFts, h) })

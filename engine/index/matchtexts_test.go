@@ -30,7 +30,7 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, texts, err := ix.MatchTexts(ctx, Match{Expr: `"pelican"`}, nil, f, 0, limit)
+			got, texts, err := ix.MatchTexts(ctx, Match{Expr: `"pelican"`}, nil, f, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,14 +47,16 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 	}
 }
 
-// MatchFloor is where the newest n matches under a filter begin, and the
-// match from that floor holds exactly those n documents; fewer than n
-// matches give no floor.
-func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
+// MatchNewest ranks the newest n matches under a filter, exactly as
+// MatchTexts ranks the whole match, in one walk: the same candidates, in
+// the same order, with the same texts, for the newest n only; how many it
+// ranked, and the time of the oldest when there may be more.
+func TestMatchNewestRanksTheNewestMatches(t *testing.T) {
 	ix := testIndex(t)
 	ctx := context.Background()
+	m := Match{Expr: `"pelican"`, Phrases: []int{PhraseQuoted}}
 	for name, f := range matchFilters {
-		all, err := ix.match(ctx, `"pelican"`, f, 1000)
+		all, allTexts, err := ix.MatchTexts(ctx, m, nil, f, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,27 +68,38 @@ func TestMatchFloorKeepsTheNewestMatches(t *testing.T) {
 		for _, c := range all {
 			times[c.DocRID] = c.Time
 		}
-		for n := 1; n <= len(rids); n++ {
-			floor, ms, held, err := ix.MatchFloor(ctx, `"pelican"`, f, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if floor != rids[n-1] || ms != times[floor] || held != n {
-				t.Errorf("%s: floor of the newest %d is %d (time %d, %d held), want %d (time %d)", name, n, floor, ms, held, rids[n-1], times[rids[n-1]])
-			}
-			got, _, err := ix.MatchTexts(ctx, Match{Expr: `"pelican"`}, nil, f, floor, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if gotRIDs := newestFirst(got); !slices.Equal(gotRIDs, rids[:n]) {
-				t.Errorf("%s: the match from floor %d holds %v, want the newest %d: %v", name, floor, gotRIDs, n, rids[:n])
+		for n := 1; n <= len(rids)+1; n++ {
+			newest := rids[:min(n, len(rids))]
+			for _, limit := range []int{1, 1000} {
+				var want []Candidate
+				for _, c := range all {
+					if slices.Contains(newest, c.DocRID) && len(want) < limit {
+						want = append(want, c)
+					}
+				}
+				got, texts, held, from, err := ix.MatchNewest(ctx, m, nil, f, n, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: newest %d, limit %d: ranked\n %+v\nwant the whole match's ranking of them\n %+v", name, n, limit, got, want)
+				}
+				for _, c := range got {
+					if texts[c.DocRID] != allTexts[c.DocRID] {
+						t.Errorf("%s: text of %d is %q, want %q", name, c.DocRID, texts[c.DocRID], allTexts[c.DocRID])
+					}
+				}
+				wantFrom := int64(0)
+				if n <= len(rids) {
+					wantFrom = times[rids[n-1]]
+				}
+				if held != len(newest) || from != wantFrom {
+					t.Errorf("%s: newest %d of %d: held %d from %d, want %d from %d", name, n, len(rids), held, from, len(newest), wantFrom)
+				}
 			}
 		}
-		if floor, _, held, err := ix.MatchFloor(ctx, `"pelican"`, f, len(rids)+1); err != nil || floor != 0 || held != len(rids) {
-			t.Errorf("%s: %d matches, floor of %d is %d, %d held (%v), want 0 and every match", name, len(rids), len(rids)+1, floor, held, err)
-		}
-		if _, _, held, err := ix.MatchFloor(ctx, `"nosuchword"`, f, 5); err != nil || held != 0 {
-			t.Errorf("%s: a match of nothing held %d (%v)", name, held, err)
+		if got, _, held, from, err := ix.MatchNewest(ctx, Match{Expr: `"nosuchword"`, Phrases: []int{PhraseQuoted}}, nil, f, 5, 10); err != nil || held != 0 || from != 0 || len(got) != 0 {
+			t.Errorf("%s: a match of nothing ranked %d, held %d from %d (%v)", name, len(got), held, from, err)
 		}
 	}
 }
@@ -113,7 +126,7 @@ func newestFirst(cs []Candidate) []int64 {
 // match is the FTS match alone, without the texts (what search read
 // before MatchTexts, and what the tests of the match's filters check).
 func (ix *Index) match(ctx context.Context, expr string, f query.Filter, limit int) ([]Candidate, error) {
-	q, args := matchQuery(expr, `bm25(docs_fts)`, f, 0, limit, "")
+	q, args := matchQuery(expr, `bm25(docs_fts)`, f, limit, "")
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -235,22 +235,22 @@ func anys[T ~string](vals []T) []any {
 
 const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id, d.part_id, d.msg_ord, d.kind, d.role, d.tool, d.synthetic, d.time, d.directory`
 
-// matchQuery is the SQL of the FTS match under f, of documents numbered
-// floor or above (MatchFloor; 0 for all), best BM25 first (b = 0.75 is
-// kept; k1 default): candidateCols, the score, then extra. The score is
-// score, an expression over docs_fts (bm25Score's).
-func matchQuery(expr, score string, f query.Filter, floor int64, limit int, extra string) (string, []any) {
+// matchQuery is the SQL of the FTS match under f, best BM25 first (b =
+// 0.75 is kept; k1 default), ties oldest first: candidateCols, the score,
+// then extra. The score is score, an expression over docs_fts
+// (bm25Score's).
+func matchQuery(expr, score string, f query.Filter, limit int, extra string) (string, []any) {
 	where, args := where(f)
 	if where == "" {
 		// No filter: rank inside FTS5 alone and join only the winners, so
 		// the docs table is read for limit rows, not for every match.
 		return `SELECT ` + candidateCols + `, m.score AS score` + extra + ` FROM
-			(SELECT rowid, ` + score + ` AS score FROM docs_fts WHERE docs_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?) m
-			JOIN docs d ON d.rid = m.rowid ORDER BY m.score`, []any{expr, floor, limit}
+			(SELECT rowid, ` + score + ` AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY score, rowid LIMIT ?) m
+			JOIN docs d ON d.rid = m.rowid ORDER BY m.score, m.rowid`, []any{expr, limit}
 	}
 	return `SELECT ` + candidateCols + `, ` + score + ` AS score` + extra + `
 			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
-			WHERE docs_fts MATCH ? AND docs_fts.rowid >= ?` + where + ` ORDER BY score LIMIT ?`, append(append([]any{expr, floor}, args...), limit)
+			WHERE docs_fts MATCH ?` + where + ` ORDER BY score, d.rid LIMIT ?`, append(append([]any{expr}, args...), limit)
 }
 
 // bm25Score is the BM25 of a match whose phrases match hits documents
@@ -266,48 +266,81 @@ func bm25Score(hits []int64, limit int, lens *lensCache) (score string, args []a
 	return `recall_bm25(docs_fts, ?)`, []any{key}, done
 }
 
-// MatchFloor finds where the newest n documents matching expr under f
-// begin: the rowid of the n-th newest and its time (Unix ms), or 0, 0
-// when fewer than n match; held is how many of the newest n match (all of
-// them, or every match there is). Documents are numbered as they are
-// indexed, oldest session first, so a floor is also a date. FTS5 walks
-// its doclists newest first here without scoring anything (a match of 16k
-// documents costs ~1 ms to walk 4,000 deep, against 55 ms to score).
-func (ix *Index) MatchFloor(ctx context.Context, expr string, f query.Filter, n int) (rid, ms int64, held int, err error) {
-	where, args := where(f)
-	inner := `SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT ?`
+// MatchNewest ranks the newest n documents matching m under f (every
+// match, when fewer hold it) by BM25 and returns the best limit of them
+// with their texts, as MatchTexts does, in one walk of the match: held is
+// how many documents were ranked, and from the time (Unix ms) of the
+// oldest of them when there may be more (held == n), else 0. Documents
+// are numbered as they are indexed, oldest session first, so the newest
+// are the highest rowids, which FTS5 walks first without sorting. hits
+// is what each of m's phrases matches (see recall_bm25; nil: each is
+// counted, as bm25() counts them).
+//
+// It took two walks before: one for the rowid of the n-th newest match,
+// then the ranking of the match from that rowid up. A phrase of common
+// words costs its walk (FTS5 compares their positions in every document
+// holding them all): at 4.2M parts `make plan-prod target` walked "plan
+// prod" 4,000 deep for 28 ms, then again for the ranking. The score
+// function counts the rows it scores, so the walk says how deep it went
+// (a window function over it cost more than the rest of the ranking).
+func (ix *Index) MatchNewest(ctx context.Context, m Match, hits []int64, f query.Filter, n, limit int) (_ []Candidate, _ map[int64]string, held int, from int64, _ error) {
+	if hits == nil {
+		hits = make([]int64, len(m.Phrases))
+		for i := range hits {
+			hits[i] = -1
+		}
+	}
+	if len(hits) != len(m.Phrases) {
+		return nil, nil, 0, 0, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
+	}
+	key, done := withHits(hits, limit, &ix.lens)
+	defer done()
+	walked := bm25Lookup(key)
+	where, wargs := where(f)
+	walk := `SELECT rowid, recall_bm25(docs_fts, ?) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT ?`
 	if where != "" {
-		inner = `SELECT docs_fts.rowid FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid WHERE docs_fts MATCH ?` + where +
-			` ORDER BY docs_fts.rowid DESC LIMIT ?`
+		walk = `SELECT docs_fts.rowid AS rowid, recall_bm25(docs_fts, ?) AS score FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
+			WHERE docs_fts MATCH ?` + where + ` ORDER BY docs_fts.rowid DESC LIMIT ?`
 	}
-	// One statement: the walk's count and lowest rowid, and that row's time.
-	var low, at sql.NullInt64
-	q := `SELECT w.low, w.held, (SELECT time FROM docs WHERE rid = w.low) FROM
-		(SELECT min(rowid) AS low, count(*) AS held FROM (` + inner + `)) w`
-	if err := ix.queryRow(ctx, q, append(append([]any{expr}, args...), n)...).Scan(&low, &held, &at); err != nil {
-		return 0, 0, 0, ix.readError(err)
+	args := append(append([]any{key, m.Expr}, wargs...), n, limit)
+	inner := `SELECT ` + candidateCols + `, w.score AS score, d.text AS dtext FROM
+		(SELECT rowid, score FROM (` + walk + `) ORDER BY score, rowid LIMIT ?) w
+		JOIN docs d ON d.rid = w.rowid`
+	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score, x.rid`
+	out, texts, err := ix.candidateTexts(ctx, q, args)
+	if err != nil {
+		return nil, nil, 0, 0, err
 	}
-	if held < n {
-		return 0, 0, held, nil
+	held = walked.rows
+	if held == n {
+		if err := ix.queryRow(ctx, `SELECT time FROM docs WHERE rid = ?`, walked.low).Scan(&from); err != nil {
+			return nil, nil, 0, 0, ix.readError(err)
+		}
 	}
-	return low.Int64, at.Int64, held, nil
+	return out, texts, held, from, nil
 }
 
-// MatchTexts returns up to limit documents matching m under f from
-// rowid floor up (0: all), best BM25 first, with each one's text
+// MatchTexts returns up to limit documents matching m under f, best BM25
+// first (ties oldest first), with each one's text
 // (DocText's), read in the same statement: the candidates' rows are found
 // once, where DocText looked each docs row up again by rid and then its
 // part. hits is what each of m's phrases matches (see recall_bm25; nil:
 // FTS5's bm25() counts them over the whole index).
-func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.Filter, floor int64, limit int) ([]Candidate, map[int64]string, error) {
+func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.Filter, limit int) ([]Candidate, map[int64]string, error) {
 	if hits != nil && len(hits) != len(m.Phrases) {
 		return nil, nil, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
 	}
 	score, args, done := bm25Score(hits, limit, &ix.lens)
 	defer done()
-	inner, margs := matchQuery(m.Expr, score, f, floor, limit, `, d.text AS dtext`)
+	inner, margs := matchQuery(m.Expr, score, f, limit, `, d.text AS dtext`)
 	args = append(args, margs...)
-	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score`
+	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid ORDER BY x.score, x.rid`
+	return ix.candidateTexts(ctx, q, args)
+}
+
+// candidateTexts runs q, whose rows are candidateCols, the score, the
+// docs row's own text and docTextCols, and reads them.
+func (ix *Index) candidateTexts(ctx context.Context, q string, args []any) ([]Candidate, map[int64]string, error) {
 	rows, err := ix.query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
