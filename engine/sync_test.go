@@ -813,9 +813,10 @@ func hitRefs(r SearchResult) []string {
 	return out
 }
 
-// A bulk load stops FTS5's merging as it flushes, and marks the merge
-// pending in its first transaction: a load cut short leaves both, and the
-// next sync that writes merges everything and sets merging back.
+// A bulk load stops FTS5's merging as it flushes (and lets each level hold
+// 64 segments before a crisis merge), and marks the merge pending in its
+// first transaction: a load cut short leaves all three, and the next sync
+// that writes merges everything and sets merging back.
 func TestBulkLoadDefersMerges(t *testing.T) {
 	defer func(n int) { commitEvery = n }(commitEvery)
 	commitEvery = 2
@@ -842,20 +843,21 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 		t.Errorf("the cold load's write transactions started as bulk: %v; want 3, all bulk", bulks)
 	}
 	raw := rawIndex(t, e)
-	state := func() (automerge, pending string) {
+	state := func() (automerge, crisis, pending string) {
 		raw.QueryRow(`SELECT v FROM docs_fts_config WHERE k = 'automerge'`).Scan(&automerge)
+		raw.QueryRow(`SELECT v FROM docs_fts_config WHERE k = 'crisismerge'`).Scan(&crisis)
 		raw.QueryRow(`SELECT value FROM meta WHERE key = ?`, mergePendingKey).Scan(&pending)
 		return
 	}
-	if am, pending := state(); am != "0" || pending != "1" {
-		t.Fatalf("after a bulk load cut short: automerge %q, merge pending %q; want 0 and 1", am, pending)
+	if am, cm, pending := state(); am != "0" || cm != "64" || pending != "1" {
+		t.Fatalf("after a bulk load cut short: automerge %q, crisismerge %q, merge pending %q; want 0, 64 and 1", am, cm, pending)
 	}
 	heal()
 	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if am, pending := state(); am != "4" || pending != "" {
-		t.Errorf("after the next sync: automerge %q, merge pending %q; want 4 and none", am, pending)
+	if am, cm, pending := state(); am != "4" || cm != "16" || pending != "" {
+		t.Errorf("after the next sync: automerge %q, crisismerge %q, merge pending %q; want 4, 16 and none", am, cm, pending)
 	}
 	if n := ftsSegments(t, raw); n != 1 {
 		t.Errorf("the next sync left %d segments; want 1", n)

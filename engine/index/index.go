@@ -495,8 +495,13 @@ func (ix *Index) keepDocCount(ctx context.Context) error {
 func (ix *Index) MergeFullText(ctx context.Context) error {
 	// Merging as segments are flushed comes back first (FTS5's default,
 	// 4), whatever a bulk load set (Writer.DeferMerges).
-	if _, err := ix.db.ExecContext(ctx, `INSERT INTO docs_fts(docs_fts, rank) VALUES('automerge', 4)`); err != nil {
-		return fmt.Errorf("merge the full-text index: %w", err)
+	for _, q := range []string{
+		`INSERT INTO docs_fts(docs_fts, rank) VALUES('automerge', 4)`,
+		`INSERT INTO docs_fts(docs_fts, rank) VALUES('crisismerge', 16)`,
+	} {
+		if _, err := ix.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("merge the full-text index: %w", err)
+		}
 	}
 	if _, err := ix.db.ExecContext(ctx, `INSERT INTO docs_fts(docs_fts) VALUES('optimize')`); err != nil {
 		return fmt.Errorf("merge the full-text index: %w", err)
