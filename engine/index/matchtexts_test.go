@@ -77,7 +77,7 @@ func TestMatchNewestRanksTheNewestMatches(t *testing.T) {
 						want = append(want, c)
 					}
 				}
-				got, texts, held, from, err := ix.MatchNewest(ctx, m, nil, f, n, limit)
+				got, texts, held, from, err := ix.MatchNewest(ctx, m, []int64{-1}, f, n, limit)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +98,7 @@ func TestMatchNewestRanksTheNewestMatches(t *testing.T) {
 				}
 			}
 		}
-		if got, _, held, from, err := ix.MatchNewest(ctx, Match{Expr: `"nosuchword"`, Phrases: []int{PhraseQuoted}}, nil, f, 5, 10); err != nil || held != 0 || from != 0 || len(got) != 0 {
+		if got, _, held, from, err := ix.MatchNewest(ctx, Match{Expr: `"nosuchword"`, Phrases: []int{PhraseQuoted}}, []int64{-1}, f, 5, 10); err != nil || held != 0 || from != 0 || len(got) != 0 {
 			t.Errorf("%s: a match of nothing ranked %d, held %d from %d (%v)", name, len(got), held, from, err)
 		}
 	}

@@ -273,8 +273,8 @@ func bm25Score(hits []int64, limit int, lens *lensCache) (score string, args []a
 // oldest of them when there may be more (held == n), else 0. Documents
 // are numbered as they are indexed, oldest session first, so the newest
 // are the highest rowids, which FTS5 walks first without sorting. hits
-// is what each of m's phrases matches (see recall_bm25; nil: each is
-// counted, as bm25() counts them).
+// is what each of m's phrases matches (see recall_bm25; -1: counted, as
+// bm25() counts it).
 //
 // It took two walks before: one for the rowid of the n-th newest match,
 // then the ranking of the match from that rowid up. A phrase of common
@@ -285,12 +285,6 @@ func bm25Score(hits []int64, limit int, lens *lensCache) (score string, args []a
 // (a window function over it, count(*) OVER (), made the ranking half as
 // slow again).
 func (ix *Index) MatchNewest(ctx context.Context, m Match, hits []int64, f query.Filter, n, limit int) (_ []Candidate, _ map[int64]string, held int, from int64, _ error) {
-	if hits == nil {
-		hits = make([]int64, len(m.Phrases))
-		for i := range hits {
-			hits[i] = -1
-		}
-	}
 	if len(hits) != len(m.Phrases) {
 		return nil, nil, 0, 0, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
 	}

@@ -838,8 +838,8 @@ func docsizeTokens(b []byte) uint64 {
 // parts), and each level a segment climbs rewrites it once more before
 // the final merge rewrites everything again: at FTS5's 16 the levels grow
 // as the log base 16 of the segments, so a larger history paid more
-// rewrites per part. At 64 a load of up to 64 x 64 segments climbs one
-// level: a cold index of 4.2M parts took 5% less CPU, 226k parts 6% less
+// rewrites per part. At 64 a load of fewer than 64 x 64 segments climbs
+// one level: a cold index of 4.2M parts took 5% less CPU, 226k parts 6% less
 // time, 845k parts the same (docs/benchmarks.md, "Merges during a bulk
 // load"). A search during the load walks up to 64 segments a level; FTS5
 // allows 2,000 in all.
