@@ -473,6 +473,21 @@ func (sh *shard) planWhole(ctx context.Context, src source.Source, cfg string, f
 	return plan, nil
 }
 
+// fresh reports a load that only adds: the index was emptied first, or
+// holds none of todo's sessions (a cold sync, one resumed), so nothing
+// is deleted through an index that Writer.DeferIndexes would drop.
+func (p *syncPlan) fresh() bool {
+	if p.clearAll {
+		return true
+	}
+	for _, s := range p.todo {
+		if _, ok := p.indexed[s.ID]; ok {
+			return false
+		}
+	}
+	return true
+}
+
 // sortTodo puts todo oldest first, so an interrupted cold sync has the
 // history's start.
 func (p *syncPlan) sortTodo() {
@@ -634,6 +649,11 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		if err := w.DeferMerges(ctx); err != nil {
 			return err
 		}
+		if plan.fresh() {
+			if err := w.DeferIndexes(ctx); err != nil {
+				return err
+			}
+		}
 		if err := w.SetMeta(ctx, mergePendingKey, "1"); err != nil {
 			return err
 		}
@@ -685,6 +705,11 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		}
 	}
 	if err := w.Commit(ctx); err != nil {
+		return err
+	}
+	// The indexes a fresh load deferred, made before the sync is recorded
+	// (cut short, the next sync makes them first).
+	if err := sh.ix.AddMissingIndexes(ctx); err != nil {
 		return err
 	}
 	for _, kv := range [][2]string{{"source_fingerprint", fp}, {changeMarkKey, plan.mark}, {"config_hash", sh.e.config.Hash()},

@@ -24,6 +24,8 @@ import (
 
 	"github.com/recallhq/recall/engine/config"
 	"github.com/recallhq/recall/engine/index"
+	"github.com/recallhq/recall/engine/model"
+	"github.com/recallhq/recall/engine/render"
 )
 
 func hashFile(t *testing.T, p string) string {
@@ -867,6 +869,93 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 	renameAndSync(t, e, db)
 	if len(bulks) == 0 || slices.Contains(bulks, true) {
 		t.Errorf("a sync after a write started its write transactions as bulk: %v; want none bulk", bulks)
+	}
+}
+
+// A bulk load into an empty index makes the secondary indexes of its
+// large tables once it is written (index.Writer.DeferIndexes): a load cut
+// short leaves them missing, and the next sync makes them before it
+// writes, so the index ends with its whole schema.
+func TestBulkLoadDefersIndexes(t *testing.T) {
+	defer func(n int) { commitEvery = n }(commitEvery)
+	commitEvery = 2
+	_, heal := failWriteStart(t, 3)
+	db := fixture(t, "v1")
+	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	raw := rawIndex(t, e)
+	indexes := func() []string {
+		t.Helper()
+		rows, err := raw.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var names []string
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			names = append(names, n)
+		}
+		return names
+	}
+	schema := indexes()
+	deferred := []string{"docs_session", "docs_time", "messages_id", "parts_id", "parts_window", "vocab_words"}
+	for _, n := range deferred {
+		if !slices.Contains(schema, n) {
+			t.Fatalf("a new index lacks %s: %v", n, schema)
+		}
+	}
+	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a load cut short: %v, want context.Canceled", err)
+	}
+	want := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return slices.Contains(deferred, n) })
+	if got := indexes(); !slices.Equal(got, want) {
+		t.Errorf("indexes after a bulk load cut short: %v; want %v (the deferred ones missing)", got, want)
+	}
+	// Meanwhile the half-loaded index answers: slower, not wrong.
+	ctx := context.Background()
+	ss, err := e.Sessions(ctx, SessionsParams{Limit: 5})
+	if err != nil || len(ss.Sessions) == 0 {
+		t.Fatalf("sessions of a half-loaded index: %v, %v", ss.Sessions, err)
+	}
+	r, err := e.Read(ctx, ReadParams{Cursor: ss.Sessions[0].ID, Mode: "full", Format: render.FormatJSON})
+	if err != nil || len(r.Messages) != ss.Sessions[0].Messages {
+		t.Fatalf("read of %s in a half-loaded index: %d messages of %d, %v", ss.Sessions[0].ID, len(r.Messages), ss.Sessions[0].Messages, err)
+	}
+	heal()
+	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexes(); !slices.Equal(got, schema) {
+		t.Errorf("indexes after the next sync: %v; want the schema's %v", got, schema)
+	}
+	var ok string
+	if err := raw.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
+		t.Errorf("integrity_check: %q %v", ok, err)
+	}
+}
+
+// Only a load that adds and nothing else drops the indexes: a sync that
+// re-reads a session the index holds deletes its rows through them.
+func TestFreshLoad(t *testing.T) {
+	todo := []*model.Session{{ID: "a"}, {ID: "b"}}
+	for _, c := range []struct {
+		name string
+		plan syncPlan
+		want bool
+	}{
+		{"cold", syncPlan{todo: todo, indexed: map[string]string{}}, true},
+		{"resumed", syncPlan{todo: todo, indexed: map[string]string{"c": "x"}}, true},
+		{"re-reads one", syncPlan{todo: todo, indexed: map[string]string{"b": "x"}}, false},
+		{"emptied first", syncPlan{todo: todo, indexed: map[string]string{"b": "x"}, clearAll: true}, true},
+	} {
+		if got := c.plan.fresh(); got != c.want {
+			t.Errorf("%s: fresh %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

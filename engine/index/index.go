@@ -205,6 +205,10 @@ func explainCreate(err error) error {
 	return err
 }
 
+// pageCacheSize is each connection's page cache (cache_size: negative,
+// in KiB).
+const pageCacheSize = -16000
+
 // openDB opens the driver's handle: read-write in WAL mode, or read-only.
 func openDB(ctx context.Context, path string, readOnly, mapped bool) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path}
@@ -217,7 +221,7 @@ func openDB(ctx context.Context, path string, readOnly, mapped bool) (*sql.DB, e
 	}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(off)")
-	q.Add("_pragma", "cache_size(-16000)")
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", pageCacheSize))
 	// Mapped, SQLite reads a page without a read() and a page buffer of
 	// its own (each buffer its own allocation, freed again page by page at
 	// close): CLI search p50 / p95 on the 845k-part index 67 / 111 -> 53 /
@@ -580,10 +584,11 @@ func (ix *Index) PackDocLens(ctx context.Context) error {
 const packFillMax = 1 << 16
 
 // AddMissingIndexes makes the schema's secondary indexes an index made
-// before them lacks: an index added to the schema needs no change of
-// SchemaVersion (which would rebuild every user's index). Hold the
-// WriterLock: making one writes (file_touches_session: 0.25 s of CPU at
-// 845k parts); once made, this is one read of the schema.
+// before them lacks (an index added to the schema needs no change of
+// SchemaVersion, which would rebuild every user's index), and those a
+// bulk load deferred (Writer.DeferIndexes). Hold the WriterLock: making
+// one writes (file_touches_session: 0.25 s of CPU at 845k parts); once
+// made, this is one read of the schema.
 func (ix *Index) AddMissingIndexes(ctx context.Context) error {
 	rows, err := ix.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index'`)
 	if err != nil {
@@ -602,17 +607,47 @@ func (ix *Index) AddMissingIndexes(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return ix.readError(err)
 	}
+	var missing []string
 	for _, stmt := range schema {
 		var name string
-		if _, err := fmt.Sscanf(stmt, "CREATE INDEX IF NOT EXISTS %s", &name); err != nil || have[name] {
-			continue
+		if _, err := fmt.Sscanf(stmt, "CREATE INDEX IF NOT EXISTS %s", &name); err == nil && !have[name] {
+			missing = append(missing, stmt)
 		}
-		if _, err := ix.db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("add index %s to %s: %w", name, ix.path, err)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	// Each index is made by sorting its table's keys: in memory up to
+	// cache_size, then in temporary files. Those were the process's
+	// memory too (temp_store as opened), 35-42 MB more peak RSS at 845k
+	// parts and growing with the history; on disk they are the page
+	// cache's, and a smaller cache bounds the sort's own memory. The
+	// connection is closed after, with the pages its reading filled.
+	conn, err := ix.db.Conn(ctx)
+	if err != nil {
+		return ix.readError(err)
+	}
+	defer ix.ReleaseMemory()
+	defer conn.Close()
+	for _, stmt := range append(append([]string{`PRAGMA temp_store = FILE`, `PRAGMA cache_size = -4000`}, missing...),
+		`PRAGMA temp_store = MEMORY`, fmt.Sprintf(`PRAGMA cache_size = %d`, pageCacheSize)) {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("add indexes to %s (%s): %w", ix.path, stmt, err)
 		}
 	}
 	return nil
 }
+
+// deferredIndexes are the secondary indexes a bulk load into an empty
+// index makes once it is written (Writer.DeferIndexes): those of the
+// tables that grow with every part, whose keys arrive out of their order
+// (a session's parts by id, the vocabulary's words), and which nothing
+// the writer does reads through. A unique index stays: it is a check,
+// not only a way in. CLI cold index at 4.2M parts, the two binaries in
+// turn, three pairs: 14%, 14% and 7% less time, 5-12% less CPU; at 845k
+// parts within the noise (docs/benchmarks.md, "Indexes made after a bulk
+// load").
+var deferredIndexes = []string{"messages_id", "parts_window", "parts_id", "docs_session", "docs_time", "vocab_words"}
 
 // adopt stamps a pre-mark index with the application_id, and checkpoints
 // so the mark reaches the main file (the only place identify reads it).

@@ -245,6 +245,23 @@ func (w *Writer) DeferMerges(ctx context.Context) error {
 	return nil
 }
 
+// DeferIndexes drops the secondary indexes a bulk load into an empty
+// index need not keep up row by row (deferredIndexes), for
+// AddMissingIndexes to make again once the load is written: sorting each
+// table's keys once is cheaper than inserting them one by one into
+// B-trees that outgrow the page cache. The writer never reads through
+// them; a search of the half-loaded index is slower meanwhile, not wrong.
+// A load cut short leaves them missing until the next sync, which makes
+// them before it writes (Engine.Sync calls AddMissingIndexes first).
+func (w *Writer) DeferIndexes(ctx context.Context) error {
+	for _, name := range deferredIndexes {
+		if _, err := w.tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+			return fmt.Errorf("defer index %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // SetMeta sets a meta value in the write's transaction.
 func (w *Writer) SetMeta(ctx context.Context, key, value string) error {
 	if _, err := w.tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`, key, value); err != nil {
