@@ -250,7 +250,8 @@ func (w *Writer) DeferMerges(ctx context.Context) error {
 // AddMissingIndexes to make again once the load is written: sorting each
 // table's keys once is cheaper than inserting them one by one into
 // B-trees that outgrow the page cache. The writer never reads through
-// them; a search of the half-loaded index is slower meanwhile, not wrong.
+// them; meanwhile a read of the half-loaded index scans the parts
+// written so far (slower, not wrong).
 // A load cut short leaves them missing until the next sync, which makes
 // them before it writes (Engine.Sync calls AddMissingIndexes first).
 func (w *Writer) DeferIndexes(ctx context.Context) error {
