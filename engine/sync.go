@@ -645,11 +645,12 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 	// a load cut short has them merged, and merging set back, by the next
 	// sync that writes. Its commits checkpoint the WAL less often
 	// (Index.BeginBulkWrite); the merge truncates it.
+	deferIndexes := plan.bulk && plan.fresh()
 	if plan.bulk {
 		if err := w.DeferMerges(ctx); err != nil {
 			return err
 		}
-		if plan.fresh() {
+		if deferIndexes {
 			if err := w.DeferIndexes(ctx); err != nil {
 				return err
 			}
@@ -708,9 +709,12 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		return err
 	}
 	// The indexes a fresh load deferred, made before the sync is recorded
-	// (cut short, the next sync makes them first).
-	if err := sh.ix.AddMissingIndexes(ctx); err != nil {
-		return err
+	// (cut short, the next sync makes them first). Any other sync, the
+	// one after each of OpenCode's writes too, has them already.
+	if deferIndexes {
+		if err := sh.ix.AddMissingIndexes(ctx); err != nil {
+			return err
+		}
 	}
 	for _, kv := range [][2]string{{"source_fingerprint", fp}, {changeMarkKey, plan.mark}, {"config_hash", sh.e.config.Hash()},
 		{"source_identity", src.Identity().String()}, {"synced_at", fmt.Sprint(time.Now().UnixMilli())}} {

@@ -897,7 +897,9 @@ func TestBulkLoadDefersIndexes(t *testing.T) {
 		var names []string
 		for rows.Next() {
 			var n string
-			rows.Scan(&n)
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
 			names = append(names, n)
 		}
 		return names
