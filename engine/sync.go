@@ -358,9 +358,6 @@ func (sh *shard) syncFingerprint() string {
 }
 
 func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, opts SyncOptions, res *SyncResult) error {
-	if err := sh.ix.AddMissingIndexes(ctx); err != nil {
-		return err
-	}
 	// A change of excluded directories or redaction patterns changes what
 	// every session's documents hold: each stored stamp carries the config
 	// hash, so all sessions are re-read, and a re-read (or a first sync)
@@ -592,6 +589,17 @@ func (sh *shard) placeRoot(ctx context.Context, s *model.Session, changed map[st
 
 // apply writes plan and records the sync.
 func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, plan syncPlan, opts SyncOptions, res *SyncResult) error {
+	// A load into an empty index writes without its secondary indexes and
+	// makes them once written (DeferIndexes, below). Any other sync writes
+	// through them, so one after a load cut short makes them first; a
+	// resumed fresh load does not (it would drop them again at once).
+	// Planning reads only the sessions table, which keeps its own.
+	deferIndexes := plan.bulk && plan.fresh()
+	if !deferIndexes {
+		if err := sh.ix.AddMissingIndexes(ctx); err != nil {
+			return err
+		}
+	}
 	w, err := beginWrite(ctx, sh.ix, plan.bulk)
 	if err != nil {
 		return err
@@ -645,7 +653,6 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 	// a load cut short has them merged, and merging set back, by the next
 	// sync that writes. Its commits checkpoint the WAL less often
 	// (Index.BeginBulkWrite); the merge truncates it.
-	deferIndexes := plan.bulk && plan.fresh()
 	if plan.bulk {
 		if err := w.DeferMerges(ctx); err != nil {
 			return err
@@ -659,7 +666,8 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 			return err
 		}
 	}
-	now := time.Now().UnixMilli()
+	writeStart := time.Now()
+	now := writeStart.UnixMilli()
 	// Room for the collector while the sessions are written (gcroom.go),
 	// set again for the heap as it grows at each commit.
 	gc := holdGCRoom()
@@ -708,13 +716,18 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 	if err := w.Commit(ctx); err != nil {
 		return err
 	}
+	if plan.bulk {
+		sh.e.log.Info("wrote the sessions", "source", sh.name, "sessions", len(plan.todo), "parts", res.Parts, "ms", time.Since(writeStart).Milliseconds())
+	}
 	// The indexes a fresh load deferred, made before the sync is recorded
 	// (cut short, the next sync makes them first). Any other sync, the
 	// one after each of OpenCode's writes too, has them already.
 	if deferIndexes {
+		start := time.Now()
 		if err := sh.ix.AddMissingIndexes(ctx); err != nil {
 			return err
 		}
+		sh.e.log.Info("made the deferred indexes", "source", sh.name, "ms", time.Since(start).Milliseconds())
 	}
 	for _, kv := range [][2]string{{"source_fingerprint", fp}, {changeMarkKey, plan.mark}, {"config_hash", sh.e.config.Hash()},
 		{"source_identity", src.Identity().String()}, {"synced_at", fmt.Sprint(time.Now().UnixMilli())}} {

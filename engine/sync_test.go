@@ -879,7 +879,7 @@ func TestBulkLoadDefersMerges(t *testing.T) {
 func TestBulkLoadDefersIndexes(t *testing.T) {
 	defer func(n int) { commitEvery = n }(commitEvery)
 	commitEvery = 2
-	_, heal := failWriteStart(t, 3)
+	calls, heal := failWriteStart(t, 3)
 	db := fixture(t, "v1")
 	e, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
 	if err != nil {
@@ -927,6 +927,27 @@ func TestBulkLoadDefersIndexes(t *testing.T) {
 	r, err := e.Read(ctx, ReadParams{Cursor: ss.Sessions[0].ID, Mode: "full", Format: render.FormatJSON})
 	if err != nil || len(r.Messages) != ss.Sessions[0].Messages {
 		t.Fatalf("read of %s in a half-loaded index: %d messages of %d, %v", ss.Sessions[0].ID, len(r.Messages), ss.Sessions[0].Messages, err)
+	}
+	// A resumed load is fresh too: it writes without them and does not
+	// make them first only to drop them again (each CREATE or DROP INDEX
+	// moves the schema cookie).
+	cookie := func() (v int) {
+		t.Helper()
+		if err := raw.QueryRow(`PRAGMA schema_version`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := cookie()
+	*calls = 0
+	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a resumed load cut short: %v, want context.Canceled", err)
+	}
+	if got := indexes(); !slices.Equal(got, want) {
+		t.Errorf("indexes after a resumed load cut short: %v; want %v", got, want)
+	}
+	if after := cookie(); after != before {
+		t.Errorf("a resumed load changed the schema %d times before it was cut short (made the deferred indexes and dropped them?)", after-before)
 	}
 	heal()
 	if _, err := e.Sync(context.Background(), SyncOptions{}); err != nil {

@@ -253,7 +253,7 @@ func (w *Writer) DeferMerges(ctx context.Context) error {
 // them; meanwhile a read of the half-loaded index scans the parts
 // written so far (slower, not wrong).
 // A load cut short leaves them missing until the next sync, which makes
-// them before it writes (Engine.Sync calls AddMissingIndexes first).
+// them before it writes, unless it resumes the load (then at its end).
 func (w *Writer) DeferIndexes(ctx context.Context) error {
 	for _, name := range deferredIndexes {
 		if _, err := w.tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
