@@ -887,25 +887,8 @@ func TestBulkLoadDefersIndexes(t *testing.T) {
 	}
 	defer e.Close()
 	raw := rawIndex(t, e)
-	indexes := func() []string {
-		t.Helper()
-		rows, err := raw.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var names []string
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, n)
-		}
-		return names
-	}
+	indexes := func() []string { return indexNames(t, raw) }
 	schema := indexes()
-	deferred := []string{"docs_session", "docs_time", "messages_id", "parts_id", "parts_window", "vocab_words"}
 	for _, n := range deferred {
 		if !slices.Contains(schema, n) {
 			t.Fatalf("a new index lacks %s: %v", n, schema)
@@ -960,6 +943,87 @@ func TestBulkLoadDefersIndexes(t *testing.T) {
 	if err := raw.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
 		t.Errorf("integrity_check: %q %v", ok, err)
 	}
+}
+
+// deferred are the indexes a load into an empty index makes at its end
+// (index.deferredIndexes, spelled out here).
+var deferred = []string{"docs_session", "docs_time", "messages_id", "parts_id", "parts_window", "vocab_words"}
+
+// indexNames lists the index's own indexes (not SQLite's automatic ones).
+func indexNames(t *testing.T, raw *sql.DB) []string {
+	t.Helper()
+	rows, err := raw.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// A load cut short near its end leaves the rest to a sync that is no bulk
+// load: it writes through the indexes, so it makes them first (and a
+// load's end is not there to make them after).
+func TestSyncAfterLoadCutShortMakesIndexes(t *testing.T) {
+	defer func(n int) { commitEvery = n }(commitEvery)
+	commitEvery = 2
+	db := fixture(t, "v1")
+	open := func() *Engine {
+		t.Helper()
+		e, err := Open(context.Background(), Options{DBPath: db, IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	// How many transactions a whole load begins.
+	whole, heal := failWriteStart(t, -1)
+	if _, err := open().Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	heal()
+	// The latest cut that leaves a session unwritten (the load's last
+	// transactions may write none).
+	for n := *whole; n > 1; n-- {
+		e := open()
+		raw := rawIndex(t, e)
+		schema := indexNames(t, raw)
+		_, heal := failWriteStart(t, n)
+		if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a load cut short at transaction %d of %d: %v, want context.Canceled", n, *whole, err)
+		}
+		heal()
+		want := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return slices.Contains(deferred, n) })
+		if got := indexNames(t, raw); !slices.Equal(got, want) {
+			t.Fatalf("indexes after a load cut short: %v; want %v", got, want)
+		}
+		r, err := e.Sync(context.Background(), SyncOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Added == 0 {
+			continue
+		}
+		if st, err := e.Status(context.Background()); err != nil || r.Added*2 >= st.Sessions {
+			t.Fatalf("the sync after the cut added %d of %d sessions (%v): not the small remainder this test is about", r.Added, st.Sessions, err)
+		}
+		if got := indexNames(t, raw); !slices.Equal(got, schema) {
+			t.Errorf("indexes after the sync that finished the load: %v; want the schema's %v", got, schema)
+		}
+		return
+	}
+	t.Fatal("no cut of the load left a session for the next sync")
 }
 
 // Only a load that adds and nothing else drops the indexes: a sync that
