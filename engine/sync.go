@@ -593,7 +593,7 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 	// makes them once written (DeferIndexes, below). Any other sync writes
 	// through them, so one after a load cut short makes them first; a
 	// resumed fresh load does not (it would drop them again at once).
-	// Planning reads only the sessions table, which keeps its own.
+	// Planning reads none of them (sessions, forgotten, meta).
 	deferIndexes := plan.bulk && plan.fresh()
 	if !deferIndexes {
 		if err := sh.ix.AddMissingIndexes(ctx); err != nil {
@@ -720,8 +720,9 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		sh.e.log.Info("wrote the sessions", "source", sh.name, "sessions", len(plan.todo), "parts", res.Parts, "ms", time.Since(writeStart).Milliseconds())
 	}
 	// The indexes a fresh load deferred, made before the sync is recorded
-	// (cut short, the next sync makes them first). Any other sync, the
-	// one after each of OpenCode's writes too, has them already.
+	// (cut short, the next sync makes them: first, or at its end when it
+	// resumes the load). Any other sync, the one after each of OpenCode's
+	// writes too, has them already.
 	if deferIndexes {
 		start := time.Now()
 		if err := sh.ix.AddMissingIndexes(ctx); err != nil {

@@ -897,7 +897,7 @@ func TestBulkLoadDefersIndexes(t *testing.T) {
 	if _, err := e.Sync(context.Background(), SyncOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a load cut short: %v, want context.Canceled", err)
 	}
-	want := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return slices.Contains(deferred, n) })
+	want := withoutDeferred(schema)
 	if got := indexes(); !slices.Equal(got, want) {
 		t.Errorf("indexes after a bulk load cut short: %v; want %v (the deferred ones missing)", got, want)
 	}
@@ -948,6 +948,11 @@ func TestBulkLoadDefersIndexes(t *testing.T) {
 // deferred are the indexes a load into an empty index makes at its end
 // (index.deferredIndexes, spelled out here).
 var deferred = []string{"docs_session", "docs_time", "messages_id", "parts_id", "parts_window", "vocab_words"}
+
+// withoutDeferred is schema without the deferred indexes.
+func withoutDeferred(schema []string) []string {
+	return slices.DeleteFunc(slices.Clone(schema), func(name string) bool { return slices.Contains(deferred, name) })
+}
 
 // indexNames lists the index's own indexes (not SQLite's automatic ones).
 func indexNames(t *testing.T, raw *sql.DB) []string {
@@ -1004,8 +1009,7 @@ func TestSyncAfterLoadCutShortMakesIndexes(t *testing.T) {
 			t.Fatalf("a load cut short at transaction %d of %d: %v, want context.Canceled", n, *whole, err)
 		}
 		heal()
-		want := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return slices.Contains(deferred, n) })
-		if got := indexNames(t, raw); !slices.Equal(got, want) {
+		if got, want := indexNames(t, raw), withoutDeferred(schema); !slices.Equal(got, want) {
 			t.Fatalf("indexes after a load cut short: %v; want %v", got, want)
 		}
 		r, err := e.Sync(context.Background(), SyncOptions{})
