@@ -215,7 +215,8 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 	if c.Serves {
 		env.Stdout = inv.raw
 	}
-	if res, ok := c.runWarm(ctx, inv, g, p, notify); ok {
+	res, ok, start := c.runWarm(ctx, inv, g, p, notify)
+	if ok {
 		return c.output(inv, g, p, res)
 	}
 	if ctx.Err() != nil {
@@ -293,7 +294,9 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		}
 		return ExitFailure
 	}
-	return c.output(inv, g, p, result)
+	code := c.output(inv, g, p, result)
+	startDaemon(start, notify)
+	return code
 }
 
 // output prints a command's result: its exit code, --json, or its text.

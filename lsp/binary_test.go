@@ -343,3 +343,75 @@ func readFrame(r *bufio.Reader) (map[string]any, error) {
 
 // processGone reports whether pid has exited (and been reaped).
 func processGone(pid int) bool { return syscall.Kill(pid, 0) != nil }
+
+// RECALL_DAEMON=auto (the CLI asked to start a daemon, as gopls's
+// -remote=auto): a search that finds no daemon answers in its own process
+// and then starts one, detached, for the commands after it; the next
+// search runs in it and prints the same; with no client the daemon exits
+// after its idle time. Any other value is said on stderr and starts
+// nothing.
+func TestCLIStartsADaemonWhenAsked(t *testing.T) {
+	bin := recallBinary(t)
+	db, _ := filepath.Abs(fixtureDB)
+	dir := t.TempDir()
+	rt, err := os.MkdirTemp("", "rcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(rt)
+	const idle = 2 * time.Second
+	env := append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_RUNTIME_DIR="+rt,
+		"RECALL_NO_DAEMON=", "RECALL_DAEMON_IDLE="+idle.String())
+	search := func(daemonSetting string) (stdout, stderr string) {
+		t.Helper()
+		cmd := exec.Command(bin, "search", "--json", "--db", db, "--index", filepath.Join(dir, "index.db"), "rounding")
+		cmd.Env = append(env, "RECALL_DAEMON="+daemonSetting)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil || !strings.Contains(out.String(), `"hits":[{`) {
+			t.Fatalf("RECALL_DAEMON=%s search: %v\n%s\n%s", daemonSetting, err, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	connections := func() int {
+		logs, _ := filepath.Glob(filepath.Join(dir, "recall", "lsp-daemon-*.log"))
+		if len(logs) != 1 {
+			t.Fatalf("daemon logs: %v", logs)
+		}
+		b, _ := os.ReadFile(logs[0])
+		return strings.Count(string(b), "msg=connection ")
+	}
+
+	_, stderr := search("yes")
+	if !strings.Contains(stderr, `RECALL_DAEMON="yes" is not a setting: "auto" starts a daemon`) {
+		t.Errorf("RECALL_DAEMON=yes: stderr %q does not say the setting is wrong", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(rt, "recall")); !os.IsNotExist(err) {
+		t.Errorf("RECALL_DAEMON=yes made the runtime dir (%v)", err)
+	}
+
+	alone, _ := search("auto")
+	waitUntil(t, func() bool {
+		socks, _ := filepath.Glob(filepath.Join(rt, "recall", "*.sock"))
+		return len(socks) == 1
+	}, "the daemon's socket")
+	pid := daemonPID(t, rt)
+	if n := connections(); n != 0 {
+		t.Errorf("the search that started the daemon ran in it (%d connections)", n)
+	}
+	warm, _ := search("auto")
+	if n := connections(); n != 1 {
+		t.Errorf("the search after: %d connections to the daemon, want 1", n)
+	}
+	if withoutTook(t, alone) != withoutTook(t, warm) {
+		t.Errorf("alone\n%s\nthrough the daemon it started\n%s", alone, warm)
+	}
+	left := time.Now()
+	for !processGone(pid) {
+		if time.Since(left) > idle+4*time.Second {
+			t.Fatalf("the daemon %d the CLI started outlived its last command by %v", pid, time.Since(left))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

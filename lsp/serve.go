@@ -83,10 +83,7 @@ func serve(ctx context.Context, g commands.Globals, flags *ServeParams, stdin io
 						// daemon's log too (its syncs, its errors).
 						logFile, _ = filepath.Abs(g.LogFile)
 					}
-					if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
-						return err
-					}
-					return daemon.Spawn(exe, []string{"lsp", "--daemon", "--socket", sock, "--daemon-idle", flags.DaemonIdle.String(), "--log-file", logFile})
+					return daemon.SpawnServer(exe, sock, logFile, "--daemon-idle", flags.DaemonIdle.String())
 				}}
 			code, err := fw.Run(ctx, stdin, stdout)
 			var fb *daemon.FallbackError

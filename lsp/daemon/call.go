@@ -22,7 +22,7 @@ import (
 // that finds a hung daemon pays this.
 const callWait = time.Second
 
-func init() { commands.SetWarm(Call) }
+func init() { commands.SetWarm(Call, Start) }
 
 // Call runs one CLI command in the running daemon of its history and
 // index (the one `recall lsp` forwards to; Key), as one LSP session:
@@ -142,4 +142,47 @@ func (s *session) request(id int, method string, params any, before string) (jso
 			return m.Result, nil
 		}
 	}
+}
+
+// Start starts the daemon of a CLI call's history and index, detached,
+// and does not wait for it (RECALL_DAEMON=auto: the command that found no
+// daemon has answered in its own process; the ones after it find this
+// one). A daemon already running for the key exits at once (its lock).
+// It takes its idle time from RECALL_DAEMON_IDLE, which it inherits.
+func Start(wc *commands.WarmCall) error {
+	if !Supported {
+		return commands.ErrNoDaemon
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// A Go test binary handed `lsp --daemon` would run its tests again,
+	// and start more of itself: a test that calls commands.Main with
+	// RECALL_DAEMON=auto in its environment starts nothing.
+	if strings.HasSuffix(filepath.Base(exe), ".test") {
+		return errors.New("not from a test binary")
+	}
+	specs, err := commands.SourceSpecs(wc.DB)
+	if err != nil {
+		return err
+	}
+	res, err := resolve(specs, wc.Index, wc.Getenv)
+	if err != nil {
+		return err
+	}
+	sock, _, logFile, err := Paths(wc.Getenv, Key(res))
+	if err != nil {
+		return err
+	}
+	return SpawnServer(exe, sock, logFile)
+}
+
+// SpawnServer starts `exe lsp --daemon` on a socket, logging to logFile
+// (its directory made, private, when missing); extra flags follow.
+func SpawnServer(exe, sock, logFile string, extra ...string) error {
+	if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
+		return err
+	}
+	return Spawn(exe, append([]string{"lsp", "--daemon", "--socket", sock, "--log-file", logFile}, extra...))
 }
