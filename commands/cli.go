@@ -237,11 +237,12 @@ func (c *Command[P, R]) runCLI(ctx context.Context, inv *invocation) int {
 		specs, err := SourceSpecs(g.DB)
 		var eng *engine.Engine
 		if err == nil {
-			// One command, then the process ends: its reads map the index
-			// (engine.Options.MapIndex), except a sync's, whose pages
-			// touched would grow its RSS with the index.
+			// One command, then the process ends: it keeps no pages for a
+			// later one (engine.Options.OneCommand). A sync (`sync`,
+			// `reindex`) reads its pages again between its commits, and
+			// the server for as long as it runs.
 			eng, err = engine.Open(ctx, engine.Options{Sources: specs, IndexPath: g.Index, Logger: logger, NoRedact: g.NoRedact,
-				MapIndex: !c.Syncs && !c.Serves})
+				OneCommand: !c.Syncs && !c.Serves})
 		}
 		if errors.Is(err, engine.ErrOptions) {
 			fmt.Fprintf(stderr, "recall %s: %v\n%s\n", inv.name, err, inv.usageHint())

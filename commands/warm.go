@@ -10,10 +10,9 @@ import (
 
 // A CLI command marked Warm runs in a warm engine when there is one: the
 // shared daemon that `recall lsp` starts for editors and the OpenCode
-// plugin keeps the history's index open, its pages mapped and its caches
-// filled, so a search through it skips what a fresh process pays to open
-// and first touch the index (docs/benchmarks.md, "The CLI in a warm
-// engine"). With none running, or any error from one, the command runs in
+// plugin keeps the history's index open and its caches filled, so a
+// search through it skips what a fresh process pays to open and first
+// read the index (docs/benchmarks.md, "The CLI in a warm engine"). With none running, or any error from one, the command runs in
 // its own process as before, and says any error in its own words. The CLI
 // starts a daemon only when asked (RECALL_DAEMON=auto, as gopls's
 // -remote=auto): then a command that found none starts one after it has

@@ -123,7 +123,7 @@ func BenchmarkProcessSearch(b *testing.B) {
 	benchEngine(b) // syncs the index once beforehand
 	qs := benchQueries(b)
 	ctx := context.Background()
-	opts := Options{DBPath: os.Getenv("RECALL_BENCH_DB"), IndexPath: os.Getenv("RECALL_BENCH_INDEX"), Getenv: noEnv, MapIndex: true}
+	opts := Options{DBPath: os.Getenv("RECALL_BENCH_DB"), IndexPath: os.Getenv("RECALL_BENCH_INDEX"), Getenv: noEnv, OneCommand: true}
 	measureEach(b, func(i int) error {
 		e, err := Open(ctx, opts)
 		if err != nil {

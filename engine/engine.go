@@ -48,10 +48,11 @@ type Options struct {
 	// Model names the embedding model for semantic search ("" = the
 	// default model if installed, else the first installed one).
 	Model string
-	// MapIndex reads the indexes through memory maps: faster for a process
-	// that runs one command (the CLI), but the pages it touches count in
-	// its RSS, so a long-running server leaves it off (index.Options.Map).
-	MapIndex bool
+	// OneCommand is a process that runs one command and exits (the CLI):
+	// its indexes are read through a small page cache, keeping nothing
+	// for a later command (index.Options.OneCommand); a long-running
+	// server leaves it off and keeps what it read.
+	OneCommand bool
 	// OpenSource opens the history (nil = opencode.Open); tests pass a
 	// fake to reach cases a real history cannot express.
 	OpenSource source.Opener

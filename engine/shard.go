@@ -87,7 +87,7 @@ func (e *Engine) openShard(ctx context.Context, r resolvedSource) (*shard, error
 	}
 	// Recall's own index directory (where the default index lives, also
 	// when a daemon passes that path explicitly) must be private.
-	sh.ixOpts = index.Options{PrivateDir: ownIndexDir(ixPath, e.opts.Getenv, path), Map: e.opts.MapIndex}
+	sh.ixOpts = index.Options{PrivateDir: ownIndexDir(ixPath, e.opts.Getenv, path), OneCommand: e.opts.OneCommand}
 	ix, err := index.OpenWith(ctx, ixPath, sh.ixOpts)
 	if errors.Is(err, index.ErrCorrupt) {
 		var moved string

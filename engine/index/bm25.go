@@ -377,8 +377,8 @@ type lensCache struct {
 	gen    int64
 	chunks map[int64][]byte
 	// inPlace: keep nothing, read each length where SQLite holds its
-	// chunk (see docLens.cur). Set for a mapped index, whose process
-	// runs one command: there is no later search to keep chunks for.
+	// chunk (see docLens.cur). Set for a process that runs one command
+	// (Options.OneCommand): there is no later search to keep chunks for.
 	inPlace bool
 }
 
@@ -397,14 +397,13 @@ type docLens struct {
 	found   int              // lengths it gave (for tests)
 
 	// In place (lensCache.inPlace), the chunk is not copied: stmt stays
-	// on chunk cur's row, and its blob (at, n bytes, SQLite's memory: in
-	// a mapped index, the mapped page) is read until another chunk is
-	// needed. FTS5 scores a match in rowid order, so that is once a
-	// chunk. Copying every chunk a match spans into the Go heap cost a
-	// fresh process a page fault per two chunks (about 1,000 of a CLI
-	// search's faults at 4.2M parts), where the mapped chunks are
-	// consecutive pages, 16 mapped a fault (docs/benchmarks.md, "A CLI
-	// search's page faults").
+	// on chunk cur's row, and its blob (at, n bytes, SQLite's memory: the
+	// page in its cache, held while stmt is on the row) is read until
+	// another chunk is needed. FTS5 scores a match in rowid order, so
+	// that is once a chunk. Copying every chunk a match spans into the
+	// Go heap cost a fresh process a page fault per two chunks of fresh
+	// memory (about 1,000 of a CLI search's faults at 4.2M parts;
+	// docs/benchmarks.md, "A CLI search's page faults").
 	cur   int64
 	at    uintptr
 	n     int

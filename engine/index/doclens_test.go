@@ -167,10 +167,10 @@ func TestRecallBM25WithDocLens(t *testing.T) {
 	}
 }
 
-// A mapped index (a one-command process) reads each length where SQLite
-// holds its chunk and keeps none: the scores stay bm25()'s, the lengths
-// come from doc_lens, and the cache stays empty, through sessions deleted
-// and written again in their rowids by another handle.
+// A one-command process's index reads each length where SQLite holds its
+// chunk and keeps none: the scores stay bm25()'s, the lengths come from
+// doc_lens, and the cache stays empty, through sessions deleted and
+// written again in their rowids by another handle.
 func TestRecallBM25ReadsDocLensInPlace(t *testing.T) {
 	p := filepath.Join(privateDir(t), "i.db")
 	w := openIndex(t, p)
@@ -178,18 +178,18 @@ func TestRecallBM25ReadsDocLensInPlace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	writeLensSessions(t, w, rng, "ses_a", 30, 50)
 	writeLensSessions(t, w, rng, "ses_b", 20, 50)
-	mapped, err := OpenWith(context.Background(), p, Options{Map: true})
+	one, err := OpenWith(context.Background(), p, Options{OneCommand: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mapped.Close()
+	defer one.Close()
 	check := func(label string) {
 		t.Helper()
-		if found := checkLensScores(t, mapped, label); found == 0 {
+		if found := checkLensScores(t, one, label); found == 0 {
 			t.Fatalf("%s: no length came from doc_lens", label)
 		}
-		if n := len(mapped.lens.chunks); n != 0 {
-			t.Errorf("%s: %d chunks kept by a mapped index", label, n)
+		if n := len(one.lens.chunks); n != 0 {
+			t.Errorf("%s: %d chunks kept by a one-command index", label, n)
 		}
 	}
 	check("written")

@@ -48,6 +48,10 @@ type Index struct {
 	redactor *redact.Redactor
 	stmts    stmtCache // the search path's prepared statements
 	lens     lensCache // doc_lens chunks read (recall_bm25)
+	// readCache is the cache_size its connections read with:
+	// pageCacheSize, or oneCommandCache (Options.OneCommand). A writer
+	// reads and writes with pageCacheSize (beginWrite).
+	readCache int
 }
 
 // SetRedactor sets the redactor that cleans text before it is indexed.
@@ -69,8 +73,11 @@ type Options struct {
 	// PrivateDir says the index directory is Recall's own (the default
 	// one, created 0700): group/others may not even list it.
 	PrivateDir bool
-	// Map reads the index through a memory map (see openDB).
-	Map bool
+	// OneCommand is a process that runs one command and exits (the
+	// CLI): it reads through a page cache of oneCommandCache pages, and
+	// recall_bm25 reads doc_lens in place (lensCache.inPlace). There is
+	// no later command to keep pages or chunks for.
+	OneCommand bool
 }
 
 // Open opens or creates the index at path with default Options.
@@ -102,12 +109,16 @@ func OpenWith(ctx context.Context, path string, o Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openDB(ctx, path, readOnly, o.Map)
+	readCache := pageCacheSize
+	if o.OneCommand {
+		readCache = oneCommandCache
+	}
+	db, err := openDB(ctx, path, readOnly, readCache)
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{db: db, path: path, readOnly: readOnly}
-	ix.lens.inPlace = o.Map
+	ix := &Index{db: db, path: path, readOnly: readOnly, readCache: readCache}
+	ix.lens.inPlace = o.OneCommand
 	if err := ix.checkLayout(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -206,11 +217,25 @@ func explainCreate(err error) error {
 }
 
 // pageCacheSize is each connection's page cache (cache_size: negative,
-// in KiB).
+// in KiB) in a long-running process, and a writer's in any.
 const pageCacheSize = -16000
 
-// openDB opens the driver's handle: read-write in WAL mode, or read-only.
-func openDB(ctx context.Context, path string, readOnly, mapped bool) (*sql.DB, error) {
+// oneCommandCache is the page cache, in pages, that a process running
+// one command reads with (Options.OneCommand). Such a process reads a
+// few hundred pages once each (a search's 400 candidates' rows and
+// texts): in a cache that keeps them every page is a new buffer, fresh
+// memory whose first touch is a page fault, and a mapped file costs a
+// fault a page too, where a read() of a page in the OS's cache costs an
+// eighth of one on the benchmark VM (tools/pagecost). 25 pages keep the
+// B-trees' upper pages, and the few buffers are used again and again:
+// CLI search at 845k parts p50 / p95 72.0 / 87.1 ms mapped -> 56.2 / 69.1,
+// peak RSS 61 -> 20 MB; 10 and 50 pages within a millisecond of 25
+// (docs/benchmarks.md, "A small page cache, not a mapped index").
+const oneCommandCache = 25
+
+// openDB opens the driver's handle: read-write in WAL mode, or read-only;
+// its connections read through a page cache of cacheSize (cache_size).
+func openDB(ctx context.Context, path string, readOnly bool, cacheSize int) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path}
 	q := url.Values{}
 	if readOnly {
@@ -221,19 +246,10 @@ func openDB(ctx context.Context, path string, readOnly, mapped bool) (*sql.DB, e
 	}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(off)")
-	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", pageCacheSize))
-	// Mapped, SQLite reads a page without a read() and a page buffer of
-	// its own (each buffer its own allocation, freed again page by page at
-	// close): CLI search p50 / p95 on the 845k-part index 67 / 111 -> 53 /
-	// 91 ms. But the pages a process touches count in its RSS (36 -> 92 MB
-	// there, and up to the whole index for a server), so only a process
-	// that runs one command maps it (Options.Map), and maps it whole, past
-	// SQLite's built-in 2 GB (mmap.go).
-	mmap := "mmap_size(0)"
-	if mapped {
-		mmap = fmt.Sprintf("mmap_size(%d)", int64(maxMmap))
-	}
-	q.Add("_pragma", mmap)
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", cacheSize))
+	// Never mapped: a page fault a page touched (see oneCommandCache),
+	// and a server's RSS would hold every page it touched.
+	q.Add("_pragma", "mmap_size(0)")
 	q.Add("_pragma", "temp_store(memory)")
 	u.RawQuery = q.Encode()
 	db, err := sql.Open("sqlite", u.String())
@@ -630,7 +646,7 @@ func (ix *Index) AddMissingIndexes(ctx context.Context) error {
 	defer ix.ReleaseMemory()
 	defer conn.Close()
 	for _, stmt := range append(append([]string{`PRAGMA temp_store = FILE`, `PRAGMA cache_size = -4000`}, missing...),
-		`PRAGMA temp_store = MEMORY`, fmt.Sprintf(`PRAGMA cache_size = %d`, pageCacheSize)) {
+		`PRAGMA temp_store = MEMORY`, fmt.Sprintf(`PRAGMA cache_size = %d`, ix.readCache)) {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("add indexes to %s (%s): %w", ix.path, stmt, err)
 		}

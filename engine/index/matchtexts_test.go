@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"reflect"
 	"slices"
 	"testing"
@@ -134,34 +135,79 @@ func (ix *Index) match(ctx context.Context, expr string, f query.Filter, limit i
 	return scanCandidates(rows)
 }
 
-// Options.Map maps the index for reads (a one-command process), whole,
-// past SQLite's built-in 2 GB ceiling (mmap.go: a modernc release that
-// moves the field it raises fails here), and an index opened without it is
-// read with read() (a server's RSS would hold every page it touched): the
-// same searches either way.
-func TestMapOption(t *testing.T) {
+// Options.OneCommand reads through a page cache of oneCommandCache pages
+// (a one-command process), an index opened without it through the full
+// one, and neither maps the file: the same searches either way.
+func TestOneCommandOption(t *testing.T) {
 	ctx := context.Background()
 	plain := testIndex(t)
-	for _, c := range []struct {
-		mapped bool
-		want   int64
-	}{{false, 0}, {true, maxMmap}} {
-		ix, err := OpenWith(ctx, plain.path, Options{Map: c.mapped})
+	for _, one := range []bool{false, true} {
+		ix, err := OpenWith(ctx, plain.path, Options{OneCommand: one})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var n int64
-		if err := ix.db.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&n); err != nil {
-			t.Fatal(err)
+		want := pageCacheSize
+		if one {
+			want = oneCommandCache
 		}
-		if n != c.want {
-			t.Errorf("Map %v: mmap_size %d, want %d", c.mapped, n, c.want)
+		if got := pragmaInt(t, ix.db, "cache_size"); got != want {
+			t.Errorf("OneCommand %v: cache_size %d, want %d", one, got, want)
+		}
+		if got := pragmaInt(t, ix.db, "mmap_size"); got != 0 {
+			t.Errorf("OneCommand %v: mmap_size %d, want 0 (never mapped)", one, got)
 		}
 		got, err := ix.match(ctx, `"pelican"`, query.Filter{}, 50)
-		want, _ := plain.match(ctx, `"pelican"`, query.Filter{}, 50)
-		if err != nil || len(got) == 0 || !reflect.DeepEqual(got, want) {
-			t.Errorf("Map %v: the match differs: %d candidates (%v), want %d", c.mapped, len(got), err, len(want))
+		want2, _ := plain.match(ctx, `"pelican"`, query.Filter{}, 50)
+		if err != nil || len(got) == 0 || !reflect.DeepEqual(got, want2) {
+			t.Errorf("OneCommand %v: the match differs: %d candidates (%v), want %d", one, len(got), err, len(want2))
 		}
 		ix.Close()
 	}
+}
+
+// A write in a one-command process (the sync a search runs first, which
+// on a new index is the whole history) writes with the full page cache,
+// and its connection reads with the small one again once it commits or
+// rolls back: a write through 25 pages would spill its changes to the
+// WAL as it goes.
+func TestOneCommandWriterGetsTheFullCache(t *testing.T) {
+	ctx := context.Background()
+	p := testIndex(t).path
+	ix, err := OpenWith(ctx, p, Options{OneCommand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.db.SetMaxOpenConns(1) // the writer's connection is the one read after
+	for _, end := range []string{"commit", "rollback"} {
+		w, err := ix.BeginWrite(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := w.tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&n); err != nil || n != pageCacheSize {
+			t.Errorf("%s: the writer's cache_size %d (%v), want %d", end, n, err, pageCacheSize)
+		}
+		if end == "commit" {
+			err = w.Commit(ctx)
+		} else {
+			w.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pragmaInt(t, ix.db, "cache_size"); got != oneCommandCache {
+			t.Errorf("after %s: cache_size %d, want %d", end, got, oneCommandCache)
+		}
+	}
+}
+
+// pragmaInt reads an integer PRAGMA through db.
+func pragmaInt(t *testing.T, db *sql.DB, name string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`PRAGMA ` + name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

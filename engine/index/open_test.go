@@ -24,7 +24,7 @@ func TestOpenWhileOthersClose(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				ix, err := OpenWith(ctx, p, Options{Map: true})
+				ix, err := OpenWith(ctx, p, Options{OneCommand: true})
 				if err != nil {
 					errs <- err
 					continue

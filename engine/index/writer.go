@@ -44,6 +44,9 @@ type Writer struct {
 	seen  map[string]struct{} // scratch: distinct terms of one document
 	prep  *Preparer           // for what the writer prepares itself
 	docs  int                 // documents added less removed, flushed on Commit
+	// smallAfter: the connection reads with a small cache outside a
+	// write (Options.OneCommand), given back before the end.
+	smallAfter bool
 
 	// reuse holds the documents of the session being re-read
 	// (RereadSession) that are not yet written again.
@@ -74,6 +77,17 @@ func (ix *Index) beginWrite(ctx context.Context, checkpointPages int) (*Writer, 
 		return nil, fmt.Errorf("begin index write: %w", err)
 	}
 	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}, prep: ix.NewPreparer()}
+	// A one-command process reads through a small cache (oneCommandCache);
+	// a write keeps the pages it changes until its commit and reads its
+	// B-trees' pages again and again, so it gets the full one (a sync that
+	// finds the whole history to index runs in a search's process too).
+	if ix.readCache != pageCacheSize {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, pageCacheSize)); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("begin index write: %w", err)
+		}
+		w.smallAfter = true
+	}
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
@@ -98,11 +112,11 @@ func (ix *Index) beginWrite(ctx context.Context, checkpointPages int) (*Writer, 
 		created, updated, archived, messages, turns, tool_calls, first_prompt, stamp, indexed_at)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, fmt.Errorf("prepare index write: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, checkpointPages)); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, fmt.Errorf("begin index write: %w", err)
 	}
 	return w, nil
@@ -121,7 +135,20 @@ const (
 )
 
 // Rollback abandons the transaction.
-func (w *Writer) Rollback() { w.tx.Rollback() }
+func (w *Writer) Rollback() {
+	w.readCacheAgain()
+	w.tx.Rollback()
+}
+
+// readCacheAgain gives the writer's connection back the index's read
+// cache (see beginWrite) before the transaction ends: the pages it
+// changed stay until then, and are let go as the end makes them clean.
+func (w *Writer) readCacheAgain() {
+	if w.smallAfter {
+		w.smallAfter = false
+		w.tx.Exec(fmt.Sprintf(`PRAGMA cache_size = %d`, w.ix.readCache))
+	}
+}
 
 // Commit flushes vocabulary counts and commits.
 func (w *Writer) Commit(ctx context.Context) error {
@@ -129,7 +156,7 @@ func (w *Writer) Commit(ctx context.Context) error {
 		up, err := w.tx.PrepareContext(ctx, `INSERT INTO vocab(term, df) VALUES (?, ?)
 			ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`)
 		if err != nil {
-			w.tx.Rollback()
+			w.Rollback()
 			return fmt.Errorf("update vocabulary: %w", err)
 		}
 		// Only a term whose count went down can have reached 0: deleting
@@ -143,7 +170,7 @@ func (w *Writer) Commit(ctx context.Context) error {
 				continue
 			}
 			if _, err := up.ExecContext(rctx, term, d); err != nil {
-				w.tx.Rollback()
+				w.Rollback()
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
 			if d > 0 {
@@ -151,24 +178,25 @@ func (w *Writer) Commit(ctx context.Context) error {
 			}
 			if gone == nil {
 				if gone, err = w.tx.PrepareContext(ctx, `DELETE FROM vocab WHERE term = ? AND df <= 0`); err != nil {
-					w.tx.Rollback()
+					w.Rollback()
 					return fmt.Errorf("update vocabulary: %w", err)
 				}
 			}
 			if _, err := gone.ExecContext(rctx, term); err != nil {
-				w.tx.Rollback()
+				w.Rollback()
 				return fmt.Errorf("update vocabulary: %w", err)
 			}
 		}
 	}
 	if err := w.flushDocCount(ctx); err != nil {
-		w.tx.Rollback()
+		w.Rollback()
 		return err
 	}
 	if err := w.refreshDocLens(ctx); err != nil {
-		w.tx.Rollback()
+		w.Rollback()
 		return err
 	}
+	w.readCacheAgain()
 	if err := w.tx.Commit(); err != nil {
 		return fmt.Errorf("commit index write: %w", err)
 	}
