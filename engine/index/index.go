@@ -228,8 +228,8 @@ const pageCacheSize = -16000
 // fault a page too, where a read() of a page in the OS's cache costs an
 // eighth of one on the benchmark VM (tools/pagecost). 25 pages keep the
 // B-trees' upper pages, and the few buffers are used again and again:
-// CLI search at 845k parts p50 / p95 72.0 / 87.1 ms mapped -> 56.2 / 69.1,
-// peak RSS 61 -> 20 MB; 10 and 50 pages within a millisecond of 25
+// CLI search at 845k parts p50 / p95 67.9 / 83.1 ms mapped -> 50.9 / 63.4,
+// peak RSS 61 -> 19 MB; 10 and 50 pages within a millisecond of 25
 // (docs/benchmarks.md, "A small page cache, not a mapped index").
 const oneCommandCache = 25
 
