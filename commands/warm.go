@@ -12,11 +12,12 @@ import (
 // shared daemon that `recall lsp` starts for editors and the OpenCode
 // plugin keeps the history's index open and its caches filled, so a
 // search through it skips what a fresh process pays to open and first
-// read the index (docs/benchmarks.md, "The CLI in a warm engine"). With none running, or any error from one, the command runs in
-// its own process as before, and says any error in its own words. The CLI
-// starts a daemon only when asked (RECALL_DAEMON=auto, as gopls's
-// -remote=auto): then a command that found none starts one after it has
-// answered, for the commands after it.
+// read the index (docs/benchmarks.md, "The CLI in a warm engine"). With
+// none running, or any error from one, the command runs in its own
+// process as before, and says any error in its own words. The CLI starts
+// a daemon only when asked (RECALL_DAEMON=auto, as gopls's -remote=auto):
+// then a command that found none starts one after it has answered, for
+// the commands after it.
 
 // WarmCall is one command line for a running daemon.
 type WarmCall struct {
