@@ -49,13 +49,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *pages, *rounds); err != nil {
+	if err := run(os.Stdout, flag.Arg(0), *pages, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "pagecost:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string, n, rounds int) error {
+func run(out io.Writer, path string, n, rounds int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -92,11 +92,11 @@ func run(path string, n, rounds int) error {
 			costs[name] = append(costs[name], float64(d.Nanoseconds())/1e3/float64(n))
 		}
 	}
-	fmt.Printf("%d pages x %d rounds of %s (%d MB), median us per 4 KiB page:\n", n, rounds, path, st.Size()>>20)
+	fmt.Fprintf(out, "%d pages x %d rounds of %s (%d MB), median us per 4 KiB page:\n", n, rounds, path, st.Size()>>20)
 	for _, name := range measures {
 		v := costs[name]
 		slices.Sort(v)
-		fmt.Printf("  %-30s %7.2f\n", name, v[len(v)/2])
+		fmt.Fprintf(out, "  %-30s %7.2f\n", name, v[len(v)/2])
 	}
 	return nil
 }
