@@ -4,16 +4,16 @@
 // memory into a process: the first touch of a file's mapped page (a page
 // fault), of an anonymous page, a pread of a page, and the same pages made
 // present in bulk with madvise(MADV_POPULATE_READ / _WRITE). A CLI search
-// in a process of its own spends a third to a half of its time on first
-// touches (docs/benchmarks.md, "What a search's own process pays"), so
-// its figures from two machines compare only with these beside them: a
-// virtual machine can make a fault ten times dearer than a system call.
+// in a process of its own spent a third to a half of its time on first
+// touches (docs/benchmarks.md, "A small page cache, not a mapped index"),
+// so its figures from two machines compare only with these beside them:
+// on the benchmark VM a fault cost eight times a pread.
 //
 //	go run ./tools/pagecost [-pages N] [-rounds R] FILE
 //
 // FILE is a large file, read whole first so that its pages are in the
-// page cache (a Recall index is a good one: the pages a search maps are
-// its pages). Each figure is the median of R rounds, in microseconds per
+// page cache (a Recall index is a good one: its pages are what a search
+// reads). Each figure is the median of R rounds, in microseconds per
 // 4 KiB page.
 package main
 
