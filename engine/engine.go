@@ -197,6 +197,15 @@ func openOpenCode(ctx context.Context, path string) (source.Source, error) {
 	return s, nil
 }
 
+// openOpenCodeLazily is opencode.OpenLazily as a source.Source.
+func openOpenCodeLazily(path string) (source.Source, error) {
+	s, err := opencode.OpenLazily(path)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
+}
+
 // SourceFingerprint is a cheap summary of the histories' files (inode,
 // sizes and modification times, no query): a watcher polls it and syncs
 // when it changes.

@@ -331,3 +331,27 @@ func TestOpencodeDBMissingIsAnError(t *testing.T) {
 		t.Fatalf("Open with OPENCODE_DB missing: %v; want not found (no demo)", err)
 	}
 }
+
+// A history replaced by a database that is not OpenCode's is reported at
+// Open also when its index exists (the history is opened lazily only when
+// it is the very file the index's last sync read).
+func TestUnknownSchemaOverAnExistingIndex(t *testing.T) {
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "index.db")
+	openAt(t, db, ix).Close()
+	other := filepath.Join(t.TempDir(), "other.db")
+	odb, _ := sql.Open("sqlite", other)
+	if _, err := odb.Exec(`CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	odb.Close()
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+	if err := os.Rename(other, db); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), Options{DBPath: db, IndexPath: ix, Getenv: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "unknown schema") {
+		t.Fatalf("want unknown schema error at Open, got %v", err)
+	}
+}

@@ -72,8 +72,20 @@ func (e *Engine) openShard(ctx context.Context, r resolvedSource) (*shard, error
 	if err := checkIndexPlacement(ixPath, abs, e.opts.Getenv); err != nil {
 		return nil, err
 	}
+	// The default history is opened lazily when its index exists: if the
+	// index's last sync read this very file and it is unchanged
+	// (checkUnchanged, below), a command answered from the index never
+	// opens it. A new index is opened only once the history is known
+	// good, so no index is made for a file that is not OpenCode's.
+	_, statErr := os.Stat(ixPath)
+	lazy := e.opts.OpenSource == nil && statErr == nil
 	if r.missing == nil {
-		src, err := opener(ctx, path)
+		var src source.Source
+		if lazy {
+			src, err = openOpenCodeLazily(path)
+		} else {
+			src, err = opener(ctx, path)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +109,11 @@ func (e *Engine) openShard(ctx context.Context, r resolvedSource) (*shard, error
 			ix, err = index.OpenWith(ctx, ixPath, sh.ixOpts)
 		}
 	}
+	if err == nil && lazy && sh.src != nil {
+		if err = sh.checkUnchanged(ctx, ix); err != nil {
+			ix.Close()
+		}
+	}
 	if err != nil {
 		if sh.src != nil {
 			sh.src.Close()
@@ -106,6 +123,27 @@ func (e *Engine) openShard(ctx context.Context, r resolvedSource) (*shard, error
 	sh.ix = ix
 	sh.ix.SetRedactor(e.redactor)
 	return sh, nil
+}
+
+// checkUnchanged opens a lazily opened history now, and so says at open
+// what is wrong with it (not OpenCode's, damaged), unless ix's last sync
+// read this very file and nothing has changed since: then the sync will
+// be idle and the file is known good.
+func (sh *shard) checkUnchanged(ctx context.Context, ix *index.Index) error {
+	if sh.unchanged(ctx, ix, sh.syncFingerprint()) {
+		return nil
+	}
+	if c, ok := sh.src.(source.Checker); ok {
+		return c.Check(ctx)
+	}
+	return nil
+}
+
+// unchanged reports that fp, the history's syncFingerprint now, is the one
+// ix's last sync recorded: nothing in the history has changed since.
+func (sh *shard) unchanged(ctx context.Context, ix *index.Index, fp string) bool {
+	last, err := ix.Meta(ctx, "source_fingerprint")
+	return err == nil && last == fp && fp != ""
 }
 
 // source is the open history (a sync may have replaced it); nil while a

@@ -218,7 +218,7 @@ func (sh *shard) sync(ctx context.Context, opts SyncOptions) (res SyncResult, er
 	defer func() { res.TookMS = time.Since(start).Milliseconds() }()
 	fp := sh.syncFingerprint()
 	if !opts.Force {
-		if last, err := sh.ix.Meta(ctx, "source_fingerprint"); err == nil && last == fp && fp != "" {
+		if sh.unchanged(ctx, sh.ix, fp) {
 			res.Idle = true
 			return res, nil
 		}

@@ -55,6 +55,13 @@ type Source interface {
 	Close() error
 }
 
+// Checker is a Source that opens its files lazily, by its first read
+// (opencode.OpenLazily): Check opens them now, and reports what opening
+// them eagerly would have.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
 // Opener opens the history at path (opencode.Open, for OpenCode's).
 type Opener func(ctx context.Context, path string) (Source, error)
 

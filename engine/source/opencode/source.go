@@ -62,9 +62,11 @@ type Source struct {
 	immutable  bool   // opened with immutable=1: sees no WAL and no later writes
 	notice     string // why some of the history is not visible, "" when all is
 
-	// probeMu guards the schema probe: a history locked at Open is probed
-	// again by its first read.
+	// probeMu guards opening and the schema probe: a source from
+	// OpenLazily is opened by its first read, and a history locked at Open
+	// is probed again by it.
 	probeMu sync.Mutex
+	lazy    bool // from OpenLazily, not opened yet
 	probed  bool
 	hasV1   bool
 	hasV2   bool
@@ -92,22 +94,85 @@ func Open(ctx context.Context, path string) (*Source, error) {
 		}
 		return s, nil
 	}
-	// A rename between reading the identity and SQLite opening the file
-	// would leave the handle on another file than the identity names:
-	// read the identity again once the handle is open.
+	if err := s.open(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenLazily is Open without opening the database: it finds the history,
+// reads its identity and decides how it will be read (a stat or two and
+// the file's first 100 bytes, no query), and the first read or Check opens
+// it. An engine opens its history so when its index's last sync read this
+// very file and nothing has changed since (the fingerprint): a command
+// answered from the index alone then never opens the history. Opening it
+// (a connection, its first statement reading the schema, the probe's two
+// queries) was a tenth of a CLI search's CPU at 845k parts
+// (docs/benchmarks.md, "A search that never opens the history").
+func OpenLazily(path string) (*Source, error) {
+	s, err := resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if s.dbPath == "" {
+		if s.id, err = dirIdentity(s.storageDir); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	h, id, err := readHeader(s.dbPath)
+	if err != nil {
+		return nil, err
+	}
+	s.id, s.lazy = id, true
+	s.chooseMode(h)
+	return s, nil
+}
+
+// Check opens the database now if no read has yet (OpenLazily) and
+// reports what Open would have: a file that is not OpenCode's, a damaged
+// one, one replaced since OpenLazily read its identity.
+func (s *Source) Check(ctx context.Context) error { return s.ready(ctx) }
+
+// open opens the database and probes it. A rename between reading the
+// identity and SQLite opening the file would leave the handle on another
+// file than the identity names: the identity is read again once the
+// handle is open.
+func (s *Source) open(ctx context.Context) error {
 	for attempt := 1; ; attempt++ {
 		if err := s.openDB(ctx); err != nil {
-			return nil, err
+			return err
 		}
 		_, now, err := readHeader(s.dbPath)
 		if err == nil && now.Equal(s.id) {
-			return s, nil
+			return nil
 		}
 		s.db.Close()
+		s.db = nil
 		if attempt == 3 {
-			return nil, fmt.Errorf("open %s: the file was replaced while being opened, three times; retry once whatever is replacing it is done", s.dbPath)
+			return fmt.Errorf("open %s: the file was replaced while being opened, three times; retry once whatever is replacing it is done", s.dbPath)
 		}
 	}
+}
+
+// openLazily opens a source from OpenLazily: the file it reads must be the
+// one whose identity OpenLazily read. The engine compared that identity
+// with the file at the path just before (its sync's reopenSource) and
+// opens the new file itself when they differ; one replaced in between
+// fails this command, and the next opens the new file.
+func (s *Source) openLazily(ctx context.Context) error {
+	want := s.id
+	if err := s.open(ctx); err != nil {
+		s.id = want
+		return err
+	}
+	if !s.id.Equal(want) {
+		s.db.Close()
+		s.db, s.id = nil, want
+		return fmt.Errorf("%s was replaced while Recall was opening it; run the command again", s.dbPath)
+	}
+	s.lazy = false
+	return nil
 }
 
 // resolve finds what path holds: the database and the legacy JSON tree.
@@ -149,10 +214,9 @@ func (s *Source) openDB(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.id, s.immutable, s.notice = id, false, ""
-	wal, hasWAL := fileSize(s.dbPath + "-wal")
-	if h.walMode() && (!hasWAL || !fileExists(s.dbPath+"-shm")) {
-		return s.openImmutable(ctx, hasWAL && wal > walHeaderSize)
+	s.id = id
+	if immutable, walHidden := s.chooseMode(h); immutable {
+		return s.openImmutable(ctx, walHidden)
 	}
 	db, err := s.sqlOpen(false)
 	if err != nil {
@@ -167,11 +231,33 @@ func (s *Source) openDB(ctx context.Context) error {
 		// A -shm that exists but cannot be opened (another user's file on
 		// a folder read-only to us).
 		db.Close()
-		return s.openImmutable(ctx, hasWAL && wal > walHeaderSize)
+		_, walHidden := s.walState()
+		return s.openImmutable(ctx, walHidden)
 	default:
 		db.Close()
 		return err
 	}
+}
+
+// chooseMode decides from the header and the files beside the database
+// whether it must be read immutable (see openDB), and sets Immutable and
+// Notice to say so; walHidden is a WAL holding changes such a read cannot
+// see.
+func (s *Source) chooseMode(h *sqliteHeader) (immutable, walHidden bool) {
+	hasShm, walHidden := s.walState()
+	immutable = h.walMode() && (!fileExists(s.dbPath+"-wal") || !hasShm)
+	s.immutable, s.notice = immutable, ""
+	if immutable && walHidden {
+		s.notice = s.walHiddenNotice()
+	}
+	return immutable, walHidden
+}
+
+// walState reports whether the database's -shm exists and whether its WAL
+// holds frames (changes not yet in the main file).
+func (s *Source) walState() (hasShm, walFrames bool) {
+	wal, hasWAL := fileSize(s.dbPath + "-wal")
+	return fileExists(s.dbPath + "-shm"), hasWAL && wal > walHeaderSize
 }
 
 // openImmutable reads the main file only. Such a handle sees no later
@@ -187,13 +273,17 @@ func (s *Source) openImmutable(ctx context.Context, walHidden bool) error {
 	}
 	s.db, s.immutable = db, true
 	if walHidden {
-		why := "which is missing, and Recall never creates files beside your history"
-		if unix.Access(filepath.Dir(s.dbPath), unix.W_OK) != nil {
-			why = "which is missing or unreadable, and the folder is read-only to Recall"
-		}
-		s.notice = fmt.Sprintf("recent changes in %s-wal are not visible: reading them needs %s-shm, %s; they appear once OpenCode opens the history again", s.dbPath, s.dbPath, why)
+		s.notice = s.walHiddenNotice()
 	}
 	return nil
+}
+
+func (s *Source) walHiddenNotice() string {
+	why := "which is missing, and Recall never creates files beside your history"
+	if unix.Access(filepath.Dir(s.dbPath), unix.W_OK) != nil {
+		why = "which is missing or unreadable, and the folder is read-only to Recall"
+	}
+	return fmt.Sprintf("recent changes in %s-wal are not visible: reading them needs %s-shm, %s; they appear once OpenCode opens the history again", s.dbPath, s.dbPath, why)
 }
 
 func (s *Source) sqlOpen(immutable bool) (*sql.DB, error) {
@@ -220,14 +310,15 @@ func isUnreadable(err error) bool {
 		strings.Contains(msg, "SQLITE_CANTOPEN") || strings.Contains(msg, "(14)")
 }
 
-// ready probes the schema if Open could not (the history was locked).
+// ready opens the database if no read has yet (OpenLazily), or probes its
+// schema if Open could not (the history was locked).
 func (s *Source) ready(ctx context.Context) error {
-	if s.db == nil {
-		return nil
-	}
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
-	if s.probed {
+	if s.lazy {
+		return s.openLazily(ctx)
+	}
+	if s.db == nil || s.probed {
 		return nil
 	}
 	return s.probe(ctx, s.db)
@@ -284,6 +375,8 @@ func describeDBError(path string, err error) error {
 
 // Close releases the database handle.
 func (s *Source) Close() error {
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
 	if s.db != nil {
 		return s.db.Close()
 	}
@@ -309,8 +402,9 @@ func (s *Source) Immutable() bool { return s.immutable }
 func (s *Source) Notice() string { return s.notice }
 
 // Eras lists the storage eras present (none known yet for a database that
-// was locked when opened).
+// was locked when opened). A source from OpenLazily is opened to know.
 func (s *Source) Eras() []string {
+	s.ready(context.Background()) // an error leaves the eras unknown, as a lock does
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
 	var eras []string

@@ -426,3 +426,59 @@ func TestSessionsShareRepeatedFields(t *testing.T) {
 		t.Fatal("no two sessions share a directory; the test checks nothing")
 	}
 }
+
+// A lazily opened history reads as an opened one, from its first read;
+// Check reports what Open would have; and a first read finding another
+// file at the path than the one whose identity OpenLazily read fails
+// rather than read it under the old identity.
+func TestOpenLazily(t *testing.T) {
+	ctx := context.Background()
+	path := copyFixture(t, "v1")
+	s, err := OpenLazily(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := open(t, path)
+	if !s.Identity().Equal(want.Identity()) || s.Immutable() != want.Immutable() || s.Notice() != want.Notice() {
+		t.Errorf("lazily: identity %v, immutable %v, notice %q; opened: %v, %v, %q",
+			s.Identity(), s.Immutable(), s.Notice(), want.Identity(), want.Immutable(), want.Notice())
+	}
+	got, err := s.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := want.Sessions(ctx)
+	if len(got) == 0 || len(got) != len(all) {
+		t.Errorf("lazily opened history lists %d sessions, opened one %d", len(got), len(all))
+	}
+
+	text := filepath.Join(t.TempDir(), "notes.db")
+	db, _ := sql.Open("sqlite", text)
+	db.Exec(`CREATE TABLE notes(id INTEGER PRIMARY KEY)`)
+	db.Close()
+	bad, err := OpenLazily(text)
+	if err != nil {
+		t.Fatalf("OpenLazily reads no schema, yet: %v", err)
+	}
+	if err := bad.Check(ctx); err == nil || !strings.Contains(err.Error(), "unknown schema") {
+		t.Errorf("Check of a database that is not OpenCode's: %v", err)
+	}
+
+	path = copyFixture(t, "v1")
+	s2, err := OpenLazily(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	id := s2.Identity()
+	if err := os.Rename(copyFixture(t, "v2"), path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Sessions(ctx); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("first read after the file was replaced: %v; want an error saying so", err)
+	}
+	if !s2.Identity().Equal(id) {
+		t.Errorf("identity moved to the new file (%v, was %v) without a read of it", s2.Identity(), id)
+	}
+}
