@@ -33,6 +33,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -178,10 +179,12 @@ func nthTableLine(text, name string, n int) int {
 
 // typeErr is how the toml library words a value of the wrong type (it has
 // no error type for it).
-var typeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeErr = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+})
 
 // valueType finds the type the file gave a value in a typeErr message.
-var valueType = regexp.MustCompile(`TOML value has type ([^;]+)`)
+var valueType = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`TOML value has type ([^;]+)`) })
 
 // tomlTypes names the library's Go types as TOML users know them.
 var tomlTypes = map[string]string{
@@ -195,10 +198,10 @@ func describe(path string, err error) error {
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
 	}
-	if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
+	if m := typeErr().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		key, what := m[2], m[3]
-		if t := valueType.FindStringSubmatch(what); t != nil {
+		if t := valueType().FindStringSubmatch(what); t != nil {
 			what = "is " + tomlTypes[t[1]]
 			if tomlTypes[t[1]] == "" {
 				what = "is a " + t[1]

@@ -9,10 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // commitHash matches the snapshot folder names of the Hugging Face cache.
-var commitHash = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var commitHash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 // Import installs a model from a local Hugging Face snapshot folder (for
 // example ~/.cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/REV)
@@ -29,7 +30,7 @@ func (s Store) Import(ctx context.Context, dir, name string) (Manifest, error) {
 	}
 	defer unlock()
 	rev := "local"
-	if base := filepath.Base(filepath.Clean(dir)); commitHash.MatchString(base) {
+	if base := filepath.Base(filepath.Clean(dir)); commitHash().MatchString(base) {
 		rev = base
 	}
 	abs, err := filepath.Abs(dir)

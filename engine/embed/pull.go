@@ -65,7 +65,7 @@ func (s Store) Pull(ctx context.Context, name string, opts PullOptions) (Manifes
 			rev = DefaultRevision
 		}
 	}
-	if commitHash.MatchString(rev) && !opts.Force {
+	if commitHash().MatchString(rev) && !opts.Force {
 		var m Manifest
 		err := readOptionalJSON(filepath.Join(s.Path(name), fileManifest), &m)
 		if err == nil && m.Name == name && m.Revision == rev {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,12 +64,14 @@ func (s Store) Path(name string) string {
 }
 
 // repoName is a Hugging Face repository id: "owner/name" or "name".
-var repoName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+var repoName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+})
 
 // checkName rejects names that are not Hugging Face repository ids, so a
 // name can never point outside the store.
 func checkName(name string) error {
-	if !repoName.MatchString(name) || strings.Contains(name, "..") {
+	if !repoName().MatchString(name) || strings.Contains(name, "..") {
 		return fmt.Errorf("model name %q is not a Hugging Face repository id such as %s", name, DefaultModel)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -35,7 +36,7 @@ const (
 	cacheMagic       = 0x32574c4352 // "RCLW2"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // cacheHeader lists the ints of a bertWeights in a fixed order; the float
 // data follows in the order of weightSlices.
@@ -102,7 +103,7 @@ func writeWeightsCache(dir string, w *bertWeights) error {
 	defer os.Remove(tmp.Name())
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	hdr := cacheHeader(w, size, mtime)
-	crc := crc32.New(castagnoli)
+	crc := crc32.New(castagnoli())
 	for _, s := range weightSlices(w)[1:] {
 		crc.Write(floatBytes(*s))
 	}
@@ -234,7 +235,7 @@ func readWeightsCache(dir string) (*bertWeights, error) {
 			return nil, errStaleCache
 		}
 	}
-	if crc32.Checksum(floatBytes(all[wordLen:]), castagnoli) != sum {
+	if crc32.Checksum(floatBytes(all[wordLen:]), castagnoli()) != sum {
 		w.close()
 		return nil, errStaleCache
 	}
@@ -254,7 +255,7 @@ func wordRowCRCs(w *bertWeights) []uint32 {
 	h := w.hidden
 	out := make([]uint32, len(w.word)/h)
 	for i := range out {
-		out[i] = crc32.Checksum(floatBytes(w.word[i*h:(i+1)*h]), castagnoli)
+		out[i] = crc32.Checksum(floatBytes(w.word[i*h:(i+1)*h]), castagnoli())
 	}
 	return out
 }
@@ -277,7 +278,7 @@ func (w *bertWeights) checkRows(ids []int) error {
 		if word.Load()&bit != 0 {
 			continue
 		}
-		if crc32.Checksum(floatBytes(w.word[id*h:(id+1)*h]), castagnoli) != w.rowCRC[id] {
+		if crc32.Checksum(floatBytes(w.word[id*h:(id+1)*h]), castagnoli()) != w.rowCRC[id] {
 			return fmt.Errorf("%w (token row %d); delete %s in the model folder and the next load rebuilds it from %s", ErrDamagedWeights, id, fileWeightsCache, fileSpago)
 		}
 		word.Or(bit)

@@ -846,10 +846,11 @@ const (
 var schemaTables = func() map[string]bool {
 	m := map[string]bool{}
 	for _, stmt := range schema {
-		var name string
-		if _, err := fmt.Sscanf(stmt, "CREATE TABLE IF NOT EXISTS %s", &name); err == nil {
-			m[strings.SplitN(name, "(", 2)[0]] = true
-		} else if _, err := fmt.Sscanf(stmt, "CREATE VIRTUAL TABLE IF NOT EXISTS %s", &name); err == nil {
+		stmt = strings.TrimSpace(stmt)
+		if rest, ok := strings.CutPrefix(stmt, "CREATE TABLE IF NOT EXISTS "); ok {
+			m[strings.FieldsFunc(rest, func(r rune) bool { return r == '(' || r == ' ' || r == '\n' || r == '\t' })[0]] = true
+		} else if rest, ok := strings.CutPrefix(stmt, "CREATE VIRTUAL TABLE IF NOT EXISTS "); ok {
+			name := strings.Fields(rest)[0]
 			for _, shadow := range []string{"", "_data", "_idx", "_docsize", "_config", "_content"} {
 				m[name+shadow] = true
 			}

@@ -137,10 +137,10 @@ const (
 	tokenEnd    = `(?:[^\w\-]|\\[nr]|$)`
 )
 
-var uniqueToken = regexp.MustCompile(`^(?:\(\?i\))?\\b\(`)
+var uniqueToken = lazyRegexp(`^(?:\(\?i\))?\\b\(`)
 
 func loosenEnd(re string) string {
-	if uniqueToken.MatchString(re) && strings.HasSuffix(re, gitleaksEnd) {
+	if uniqueToken().MatchString(re) && strings.HasSuffix(re, gitleaksEnd) {
 		return strings.TrimSuffix(re, gitleaksEnd) + tokenEnd
 	}
 	return re

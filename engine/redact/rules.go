@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -297,7 +298,7 @@ func unquote(v string) string {
 func isQuoted(v string) bool { return unquote(v) != v }
 
 // placeholderRes are values that stand for a secret without being one.
-var placeholderRes = regexp.MustCompile(`^(?:` + strings.Join([]string{
+var placeholderRes = lazyRegexp(`^(?:` + strings.Join([]string{
 	`\$\{?[A-Za-z_][A-Za-z0-9_]*\}?`, // $VAR, ${VAR}
 	`\$\{[^}]*\}`,                    // ${VAR:-x}
 	`\$\{\{.*\}\}`,                   // ${{ secrets.X }}
@@ -313,14 +314,14 @@ var placeholderRes = regexp.MustCompile(`^(?:` + strings.Join([]string{
 
 // codeRoots begin values that read a secret from somewhere rather than
 // hold it: process.env.X, os.environ[...], settings.SECRET_KEY.
-var codeRoots = regexp.MustCompile(`(?i)^(?:process\.env|import\.meta\.env|os\.environ|os\.getenv|env|deno\.env|system\.get_?env|secrets|vars|self|this|settings|config|cfg|conf|params|props|options|opts|args|req|request|ctx|context|app|rails|credentials)\b`)
+var codeRoots = lazyRegexp(`(?i)^(?:process\.env|import\.meta\.env|os\.environ|os\.getenv|env|deno\.env|system\.get_?env|secrets|vars|self|this|settings|config|cfg|conf|params|props|options|opts|args|req|request|ctx|context|app|rails|credentials)\b`)
 
 // callRe is the start of a call: getpass.getpass(), response.json()[…].
-var callRe = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$.]*\(`)
+var callRe = lazyRegexp(`^[A-Za-z_$][A-Za-z0-9_$.]*\(`)
 
 // identChain is a dotted chain of identifiers with no digit (user.password,
 // form.cleaned_data): a reference in code.
-var identChain = regexp.MustCompile(`^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+$`)
+var identChain = lazyRegexp(`^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+$`)
 
 // isPlaceholder reports whether an assignment's value is not a secret:
 // a type name, an empty marker, a reference to the environment or code.
@@ -328,7 +329,7 @@ var identChain = regexp.MustCompile(`^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]
 func isPlaceholder(v, after string) bool {
 	quotedValue := isQuoted(v)
 	u := strings.TrimSpace(unquote(v))
-	if u == "" || placeholderRes.MatchString(u) {
+	if u == "" || placeholderRes().MatchString(u) {
 		return true
 	}
 	if quotedValue {
@@ -338,10 +339,10 @@ func isPlaceholder(v, after string) bool {
 	if a := strings.TrimLeft(after, " \t"); a != "" && (a[0] == '(' || a[0] == '[') {
 		return true
 	}
-	if callRe.MatchString(u) {
+	if callRe().MatchString(u) {
 		return true
 	}
-	return codeRoots.MatchString(u) || identChain.MatchString(u)
+	return codeRoots().MatchString(u) || identChain().MatchString(u)
 }
 
 // vetValue rejects placeholders.
@@ -569,4 +570,12 @@ func keyKind(key string) string {
 		return "credentials"
 	}
 	return "secret"
+}
+
+// lazyRegexp compiles pattern on first use, not at start: a process that
+// never weighs a candidate secret's value never compiles it, and the
+// regexps compiled at init were most of this package's 0.85 ms of a CLI
+// command's start (GODEBUG=inittrace=1).
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"unsafe"
 )
 
@@ -108,7 +109,7 @@ func (vs *Set) WriteFile(path string, st Stamp) (err error) {
 	}()
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	strs := encodeStrings(st.Model, st.Synced, &vs.ids, &vs.dirs, &vs.tools, &vs.kinds, &vs.roles)
-	crc := crc32.New(castagnoli)
+	crc := crc32.New(castagnoli())
 	crc.Write(strs)
 	for _, s := range vs.fixedSections() {
 		crc.Write(s)
@@ -161,7 +162,7 @@ func (vs *Set) WriteFile(path string, st Stamp) (err error) {
 	return nil
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // checkReplaceable allows writing path when nothing is there or the file
 // there is provably a vector file of this user's.
@@ -326,7 +327,7 @@ func decodeFile(mem []byte, want Stamp) (*Set, Stamp, error) {
 	if strLen < 0 || strLen > len(mem) || need != len(mem) {
 		return nil, Stamp{}, fmt.Errorf("size: %w", ErrStale)
 	}
-	crc := crc32.New(castagnoli)
+	crc := crc32.New(castagnoli())
 	strs := mem[off : off+strLen]
 	crc.Write(strs)
 	off += pad8(strLen)
