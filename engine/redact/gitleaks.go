@@ -137,10 +137,10 @@ const (
 	tokenEnd    = `(?:[^\w\-]|\\[nr]|$)`
 )
 
-var uniqueToken = lazyRegexp(`^(?:\(\?i\))?\\b\(`)
-
+// loosenEnd gives a rule of a token with its own prefix (its regex starts
+// `\b(`, after an optional `(?i)`) tokenEnd for gitleaks' ending.
 func loosenEnd(re string) string {
-	if uniqueToken().MatchString(re) && strings.HasSuffix(re, gitleaksEnd) {
+	if strings.HasPrefix(strings.TrimPrefix(re, "(?i)"), `\b(`) && strings.HasSuffix(re, gitleaksEnd) {
 		return strings.TrimSuffix(re, gitleaksEnd) + tokenEnd
 	}
 	return re

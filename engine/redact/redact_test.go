@@ -247,3 +247,19 @@ func TestConcurrentRedaction(t *testing.T) {
 		<-done
 	}
 }
+
+// loosenEnd changes the ending of a rule of a token with its own prefix
+// only, with or without (?i).
+func TestLoosenEnd(t *testing.T) {
+	for re, want := range map[string]string{
+		`\b(npm_[a-z0-9]{36})` + gitleaksEnd:                `\b(npm_[a-z0-9]{36})` + tokenEnd,
+		`(?i)\b(AIza[\w-]{35})` + gitleaksEnd:               `(?i)\b(AIza[\w-]{35})` + tokenEnd,
+		`(?i)[\w.-]{0,50}?(?:key)(?:\s)(\w+)` + gitleaksEnd: `(?i)[\w.-]{0,50}?(?:key)(?:\s)(\w+)` + gitleaksEnd,
+		`\b(npm_[a-z0-9]{36})`:                              `\b(npm_[a-z0-9]{36})`,
+		`(?i)x\b(abc)` + gitleaksEnd:                        `(?i)x\b(abc)` + gitleaksEnd,
+	} {
+		if got := loosenEnd(re); got != want {
+			t.Errorf("loosenEnd(%q) = %q, want %q", re, got, want)
+		}
+	}
+}
