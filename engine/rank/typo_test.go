@@ -3,7 +3,9 @@ package rank
 import (
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -111,5 +113,33 @@ func TestCorrectionsFromTheTypableTermsAlone(t *testing.T) {
 	}
 	if corrected < 500 {
 		t.Errorf("only %d of 2,000 misspellings were corrected; the test compares too little", corrected)
+	}
+}
+
+// IsWord finds every word of the list and nothing else: each word, and
+// each with a letter added, dropped or changed, against a set of them.
+func TestIsWordSearchesTheWholeList(t *testing.T) {
+	words := strings.Fields(wordList)
+	if len(words) < 20000 || !sort.StringsAreSorted(words) {
+		t.Fatalf("the word list holds %d words, sorted %v; want 20,000+ in byte order", len(words), sort.StringsAreSorted(words))
+	}
+	set := map[string]bool{}
+	for _, w := range words {
+		set[w] = true
+	}
+	for _, w := range words {
+		if !IsWord(w) {
+			t.Fatalf("IsWord(%q) = false for a word of the list", w)
+		}
+		for _, v := range []string{w + "s", w[1:], w[:len(w)-1], "a" + w, strings.ToUpper(w[:1]) + w[1:], w + "\n" + w} {
+			if IsWord(v) != set[v] {
+				t.Fatalf("IsWord(%q) = %v, the list says %v", v, IsWord(v), set[v])
+			}
+		}
+	}
+	for _, v := range []string{"", "\n", "zzzzzz", "aaaa"} {
+		if IsWord(v) != set[v] {
+			t.Errorf("IsWord(%q) = %v", v, IsWord(v))
+		}
 	}
 }
