@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"reflect"
@@ -40,6 +41,13 @@ func TestMatchTextsIsMatchThenDocText(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s/%d: candidates differ:\n got %+v\nwant %+v", name, limit, got, want)
+			}
+			// Best first, ties oldest first (sorted in Go, not by the
+			// statement: see candidateTexts).
+			if !slices.IsSortedFunc(got, func(a, b Candidate) int {
+				return cmp.Or(cmp.Compare(a.BM25, b.BM25), cmp.Compare(a.DocRID, b.DocRID))
+			}) {
+				t.Errorf("%s/%d: candidates not best first, ties oldest first: %+v", name, limit, got)
 			}
 			if !reflect.DeepEqual(texts, wantTexts) {
 				t.Errorf("%s/%d: texts differ:\n got %v\nwant %v", name, limit, texts, wantTexts)
