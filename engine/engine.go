@@ -50,8 +50,9 @@ type Options struct {
 	Model string
 	// OneCommand is a process that runs one command and exits (the CLI):
 	// its indexes are read through a small page cache, keeping nothing
-	// for a later command (index.Options.OneCommand); a long-running
-	// server leaves it off and keeps what it read.
+	// for a later command (index.Options.OneCommand), and it allocates
+	// its first 16 MB without a collection (giveStartRoom); a
+	// long-running server leaves it off and keeps what it read.
 	OneCommand bool
 	// OpenSource opens the history (nil = opencode.Open); tests pass a
 	// fake to reach cases a real history cannot express.
@@ -117,6 +118,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{opts: opts, log: opts.Logger}
+	if opts.OneCommand {
+		giveStartRoom()
+	}
 	if opts.Config != nil {
 		e.config = *opts.Config
 	} else {

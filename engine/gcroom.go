@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -28,6 +29,63 @@ var gcRoom struct {
 	sync.Mutex
 	holders int
 	prev    int // the percent before the first holder (GOGC's, or a caller's)
+
+	// start: the start room is on (giveStartRoom), startPrev the percent
+	// it replaced; startGiven: a process gets it once.
+	start, startGiven bool
+	startPrev         int
+}
+
+// A process that runs one command (Options.OneCommand) allocates its first
+// startHeap bytes without a collection. The runtime's first target is
+// 4 MB, and a CLI search allocates about that much, so its one
+// collection came at the end: its mark work, and the fresh memory of
+// its metadata, cost the search 6-10 ms of CPU and about 150 of its page
+// faults (845k parts; docs/benchmarks.md, "A CLI search that never
+// collects"). The first collection ends the room (a finalizer on an
+// object it frees), so a command that keeps much (vectors, a long
+// session) is collected as before from there on, and a sync that writes
+// ends it before it takes its own room.
+const (
+	startHeap    = 16 << 20
+	startPercent = startHeap * 100 / (4 << 20) // the runtime's first target is 4 MB x percent/100
+)
+
+// startSentinel is freed by the first collection after giveStartRoom.
+type startSentinel struct{ _ *byte }
+
+// giveStartRoom gives this process the start room, once, unless its
+// collector is off or set as wide already.
+func giveStartRoom() {
+	gcRoom.Lock()
+	defer gcRoom.Unlock()
+	if gcRoom.startGiven || gcRoom.holders > 0 {
+		return
+	}
+	gcRoom.startGiven = true
+	prev := gcPercent()
+	if prev < 0 || prev >= startPercent {
+		return
+	}
+	gcRoom.start, gcRoom.startPrev = true, prev
+	debug.SetGCPercent(startPercent)
+	runtime.SetFinalizer(new(startSentinel), func(*startSentinel) {
+		gcRoom.Lock()
+		defer gcRoom.Unlock()
+		endStartRoomLocked()
+	})
+}
+
+// endStartRoomLocked puts back the percent the start room replaced,
+// unless something else has set one since.
+func endStartRoomLocked() {
+	if !gcRoom.start {
+		return
+	}
+	gcRoom.start = false
+	if gcPercent() == startPercent {
+		debug.SetGCPercent(gcRoom.startPrev)
+	}
 }
 
 // gcHold is one sync's hold on the collector's room (holdGCRoom).
@@ -38,6 +96,7 @@ type gcHold struct{ released bool }
 func holdGCRoom() *gcHold {
 	gcRoom.Lock()
 	defer gcRoom.Unlock()
+	endStartRoomLocked()
 	if gcRoom.holders == 0 {
 		gcRoom.prev = gcPercent()
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestRoomPercent(t *testing.T) {
@@ -66,5 +67,62 @@ func TestSyncGivesTheCollectorRoom(t *testing.T) {
 		if after != prev {
 			t.Errorf("GOGC %d: after the sync the percent is %d", prev, after)
 		}
+	}
+}
+
+// A process that runs one command allocates its first startHeap bytes
+// without a collection: Open with OneCommand widens the percent, once a
+// process; the first collection puts the process's own back; and a sync
+// that writes ends the room before it takes its own, so the percent it
+// leaves behind is the process's. Not parallel: the percent is the
+// process's.
+func TestOneCommandStartRoom(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	fresh := func() {
+		gcRoom.Lock()
+		gcRoom.start, gcRoom.startGiven = false, false
+		gcRoom.Unlock()
+	}
+	ctx := context.Background()
+	db := fixture(t, "v1")
+	ix := filepath.Join(t.TempDir(), "index.db")
+	openAt(t, db, ix).Close()
+
+	fresh()
+	e, err := Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv, OneCommand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if got := gcPercent(); got != startPercent {
+		t.Fatalf("a one-command engine left the percent at %d, want %d (a first collection at %d MB)", got, startPercent, startHeap>>20)
+	}
+	for deadline := time.Now().Add(5 * time.Second); gcPercent() != 100 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("after the first collection the percent is %d, want the process's 100 back", got)
+	}
+	e, err = Open(ctx, Options{DBPath: db, IndexPath: ix, Getenv: noEnv, OneCommand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("a second one-command engine in the process set the percent to %d; the room is given once", got)
+	}
+
+	fresh()
+	e, err = Open(ctx, Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv, OneCommand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gcPercent(); got != 100 {
+		t.Errorf("after a sync in a one-command process the percent is %d, want the process's 100", got)
 	}
 }
