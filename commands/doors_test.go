@@ -256,3 +256,24 @@ func TestModelsSubcommandFlags(t *testing.T) {
 		}
 	}
 }
+
+// Every command's params read as fields (a bad tag, an unknown enum or an
+// unsupported type panics in fields, and Register leaves that to the
+// first use, so it is checked here for all), and no two of a command's
+// flags share a name.
+func TestEveryCommandsFields(t *testing.T) {
+	for _, e := range All() {
+		seen := map[string]bool{}
+		for _, f := range e.Fields() {
+			for _, name := range []string{f.Flag, f.Short, f.Alias} {
+				if name == "" {
+					continue
+				}
+				if seen[name] {
+					t.Errorf("%s: two flags are named %q", e.Spec().Name, name)
+				}
+				seen[name] = true
+			}
+		}
+	}
+}

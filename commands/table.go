@@ -220,7 +220,9 @@ func Register[P, R any](c *Command[P, R]) *Command[P, R] {
 	if c.Run == nil || (c.Print == nil && c.PrintFor == nil && reflect.TypeFor[R]() != reflect.TypeFor[Exit]()) {
 		panic("command " + c.Name + " lacks Run or Print")
 	}
-	fields(reflect.TypeFor[P]()) // a bad tag panics here, at init, not in a door
+	// A bad tag panics in fields, at a command's first use: not here, at
+	// every CLI start (every command's fields cost 0.4 ms of each process's
+	// start), but in TestEveryCommandsFields, which reads them all.
 	table[c.Name] = c
 	return c
 }

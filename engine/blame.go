@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/recallhq/recall/engine/blame"
 	"github.com/recallhq/recall/engine/index"
@@ -346,14 +347,16 @@ func pitfalls(parts []index.FilePart, path string, mk func(index.FilePart, strin
 
 // exceptionPattern is an exception line (Python, Java, JS): a traceback
 // ends with its cause, so the last one is the one to show.
-var exceptionPattern = regexp.MustCompile(`^(\w+\.)*\w*(Error|Exception)\b:`)
+var exceptionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\w+\.)*\w*(Error|Exception)\b:`) })
 
 // errorPattern is a compiler's or runtime's error line ("x.go:3: error:",
 // "panic:", "fatal:"): the first one is the cause, the rest follow from it.
-var errorPattern = regexp.MustCompile(`\berror(\[\w+\])?:|\bpanic:|\bFATAL\b|\bfatal:`)
+var errorPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\berror(\[\w+\])?:|\bpanic:|\bFATAL\b|\bfatal:`)
+})
 
 // failPattern is a weaker sign, used when no line matches the others.
-var failPattern = regexp.MustCompile(`(?i)\b(fail(ed|ure)?|error)\b`)
+var failPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(fail(ed|ure)?|error)\b`) })
 
 // errorLine is the one line that says what went wrong in a tool's output:
 // the last exception line, else the first error line, else the last line
@@ -367,17 +370,17 @@ func errorLine(text string) string {
 	}
 	pick := ""
 	for i := len(lines) - 1; i >= 0 && pick == ""; i-- {
-		if exceptionPattern.MatchString(lines[i]) {
+		if exceptionPattern().MatchString(lines[i]) {
 			pick = lines[i]
 		}
 	}
 	for i := 0; i < len(lines) && pick == ""; i++ {
-		if errorPattern.MatchString(lines[i]) {
+		if errorPattern().MatchString(lines[i]) {
 			pick = lines[i]
 		}
 	}
 	for i := len(lines) - 1; i >= 0 && pick == ""; i-- {
-		if failPattern.MatchString(lines[i]) {
+		if failPattern().MatchString(lines[i]) {
 			pick = lines[i]
 		}
 	}

@@ -848,7 +848,10 @@ var schemaTables = func() map[string]bool {
 	for _, stmt := range schema {
 		stmt = strings.TrimSpace(stmt)
 		if rest, ok := strings.CutPrefix(stmt, "CREATE TABLE IF NOT EXISTS "); ok {
-			m[strings.FieldsFunc(rest, func(r rune) bool { return r == '(' || r == ' ' || r == '\n' || r == '\t' })[0]] = true
+			if i := strings.IndexAny(rest, "( \n\t"); i >= 0 {
+				rest = rest[:i]
+			}
+			m[rest] = true
 		} else if rest, ok := strings.CutPrefix(stmt, "CREATE VIRTUAL TABLE IF NOT EXISTS "); ok {
 			name := strings.Fields(rest)[0]
 			for _, shadow := range []string{"", "_data", "_idx", "_docsize", "_config", "_content"} {
