@@ -52,6 +52,9 @@ type Index struct {
 	// pageCacheSize, or oneCommandCache (Options.OneCommand). A writer
 	// reads and writes with pageCacheSize (beginWrite).
 	readCache int
+	// uncancelled: query and queryRow run their statements without the
+	// context's cancellation (Options.OneCommand; see readContext).
+	uncancelled bool
 }
 
 // SetRedactor sets the redactor that cleans text before it is indexed.
@@ -74,8 +77,9 @@ type Options struct {
 	// one, created 0700): group/others may not even list it.
 	PrivateDir bool
 	// OneCommand is a process that runs one command and exits (the
-	// CLI): it reads through a page cache of oneCommandCache pages, and
-	// recall_bm25 reads doc_lens in place (lensCache.inPlace). There is
+	// CLI): it reads through a page cache of oneCommandCache pages,
+	// recall_bm25 reads doc_lens in place (lensCache.inPlace), and a read
+	// statement, once started, runs to its end (readContext). There is
 	// no later command to keep pages or chunks for.
 	OneCommand bool
 }
@@ -117,7 +121,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{db: db, path: path, readOnly: readOnly, readCache: readCache}
+	ix := &Index{db: db, path: path, readOnly: readOnly, readCache: readCache, uncancelled: o.OneCommand}
 	ix.lens.inPlace = o.OneCommand
 	if err := ix.checkLayout(ctx); err != nil {
 		db.Close()

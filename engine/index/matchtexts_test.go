@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -218,4 +219,32 @@ func pragmaInt(t *testing.T, db *sql.DB, name string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A one-command process reads without a goroutine per statement: with a
+// context that can be cancelled, database/sql starts one per open rows
+// and the driver one per step, so such a process runs its reads with a
+// context that has no Done channel (readContext). A server keeps the
+// cancellation.
+func TestOneCommandReadsWithoutCancellation(t *testing.T) {
+	plain := testIndex(t)
+	for _, one := range []bool{false, true} {
+		ix, err := OpenWith(context.Background(), plain.path, Options{OneCommand: one})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if done := ix.readContext(ctx).Done(); (done == nil) != one {
+			t.Errorf("OneCommand %v: a read's context can be cancelled: %v", one, done != nil)
+		}
+		// The reads themselves: a cancelled context stops a server's
+		// statement, and not a one-command process's.
+		cancel()
+		var n int
+		err = ix.queryRow(ctx, `SELECT count(*) FROM docs`).Scan(&n)
+		if one && (err != nil || n == 0) || !one && !errors.Is(err, context.Canceled) {
+			t.Errorf("OneCommand %v: a read with a cancelled context: %d rows, %v", one, n, err)
+		}
+		ix.Close()
+	}
 }

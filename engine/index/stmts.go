@@ -33,7 +33,7 @@ func (ix *Index) stmt(ctx context.Context, q string) *sql.Stmt {
 	if len(c.m) >= maxStmts {
 		return nil
 	}
-	s, err := ix.db.PrepareContext(ctx, q)
+	s, err := ix.db.PrepareContext(ix.readContext(ctx), q)
 	if err != nil {
 		return nil
 	}
@@ -44,8 +44,26 @@ func (ix *Index) stmt(ctx context.Context, q string) *sql.Stmt {
 	return s
 }
 
+// readContext is the context a read statement runs with. A statement
+// whose context can be cancelled costs two goroutines, database/sql's that
+// closes its rows and the driver's that interrupts SQLite, each started
+// and stopped per statement: 40 page faults and 3 ms of a 57 ms CLI search
+// at 845k parts (docs/benchmarks.md). A process that runs one command
+// (Options.OneCommand) runs its reads without the cancellation: each
+// statement there is bounded (the match window, the candidate limit), and
+// a Ctrl-C stops the command at the next statement or loop that checks
+// its context. A server keeps it: a request cancelled mid-statement stops
+// there.
+func (ix *Index) readContext(ctx context.Context) context.Context {
+	if ix.uncancelled {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // query is db.QueryContext through the statement cache.
 func (ix *Index) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = ix.readContext(ctx)
 	if s := ix.stmt(ctx, q); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
@@ -54,6 +72,7 @@ func (ix *Index) query(ctx context.Context, q string, args ...any) (*sql.Rows, e
 
 // queryRow is db.QueryRowContext through the statement cache.
 func (ix *Index) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = ix.readContext(ctx)
 	if s := ix.stmt(ctx, q); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
