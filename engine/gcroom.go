@@ -41,9 +41,9 @@ var gcRoom struct {
 // 4 MB, and a CLI search allocates about that much, so its one
 // collection came at the end: its mark work, and the fresh memory of
 // its metadata, cost the search 6-10 ms of CPU and about 150 of its page
-// faults (845k parts; docs/benchmarks.md, "A CLI search that never
-// collects"). The first collection ends the room (a finalizer on an
-// object it frees), so a command that keeps much (vectors, a long
+// faults (845k parts; docs/benchmarks.md, "What a CLI process pays
+// besides its search"). The first collection ends the room (a finalizer
+// on an object it frees), so a command that keeps much (vectors, a long
 // session) is collected as before from there on, and a sync that writes
 // ends it before it takes its own room.
 const (

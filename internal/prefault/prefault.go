@@ -8,9 +8,11 @@
 // of the binary is a fault: on the 2-core VM docs/benchmarks.md measures
 // on, a fault on a mapped file's page costs 26-28 µs, and mapping the same
 // pages in bulk (madvise MADV_POPULATE_READ) 0.2-0.3 µs a page
-// (tools/pagecost). Mapping the whole 19 MB binary in takes 0.7 ms and
-// saved 5 ms of a 62-67 ms CLI search at 845k parts, and 2 ms of an 18 ms
-// `recall version` (docs/benchmarks.md, "Mapping the binary in at start").
+// (tools/pagecost). Mapping the whole 19 MB binary in takes 0.7-1.3 ms;
+// `recall version` went from 18.2 to 16.7 ms, and a CLI search at 845k
+// parts from 66.9 / 88.1 to 62.0 / 79.3 ms p50 / p95 with the lazily
+// opened history of the same change (docs/benchmarks.md, "What a CLI
+// process pays besides its search").
 package prefault
 
 import "syscall"

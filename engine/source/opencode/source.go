@@ -107,8 +107,10 @@ func Open(ctx context.Context, path string) (*Source, error) {
 // very file and nothing has changed since (the fingerprint): a command
 // answered from the index alone then never opens the history. Opening it
 // (a connection, its first statement reading the schema, the probe's two
-// queries) was a tenth of a CLI search's CPU at 845k parts
-// (docs/benchmarks.md, "A search that never opens the history").
+// queries) was 5% of a CLI search's CPU at 845k parts, most of which the
+// index's connection pays instead once it is the first; `sessions --limit
+// 20` gained 1.5 ms (docs/benchmarks.md, "What a CLI process pays besides
+// its search").
 func OpenLazily(path string) (*Source, error) {
 	s, err := resolve(path)
 	if err != nil {
@@ -387,7 +389,11 @@ func (s *Source) Close() error {
 func (s *Source) Path() string { return s.path }
 
 // Identity names the file this source reads (see source.Identity).
-func (s *Source) Identity() source.Identity { return s.id }
+func (s *Source) Identity() source.Identity {
+	s.probeMu.Lock() // a lazy open sets it
+	defer s.probeMu.Unlock()
+	return s.id
+}
 
 // CurrentIdentity is the identity of what is at Path now (CurrentIdentity
 // of the path).
@@ -395,11 +401,19 @@ func (s *Source) CurrentIdentity() (source.Identity, error) { return CurrentIden
 
 // Immutable reports a handle that cannot see later writes (see openDB): an
 // engine reopens it before each sync.
-func (s *Source) Immutable() bool { return s.immutable }
+func (s *Source) Immutable() bool {
+	s.probeMu.Lock() // a lazy open sets it
+	defer s.probeMu.Unlock()
+	return s.immutable
+}
 
 // Notice says what part of the history this source cannot see and why
 // ("" when it sees all of it); the user should hear it once.
-func (s *Source) Notice() string { return s.notice }
+func (s *Source) Notice() string {
+	s.probeMu.Lock() // a lazy open sets it
+	defer s.probeMu.Unlock()
+	return s.notice
+}
 
 // Eras lists the storage eras present (none known yet for a database that
 // was locked when opened). A source from OpenLazily is opened to know.
