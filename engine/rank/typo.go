@@ -24,8 +24,9 @@ import (
 var wordList string
 
 // IsWord reports an English word (see wordList). It searches the embedded
-// list in place: a map of it cost every CLI search 0.6 ms of CPU and
-// about 170 page faults of fresh memory to look up a few query words.
+// list in place: a map of it cost every CLI search that may correct a
+// typo 0.6 ms of CPU and about 200 page faults of fresh memory, to look
+// up a few query words.
 func IsWord(w string) bool {
 	if w == "" || strings.IndexByte(w, '\n') >= 0 {
 		return false

@@ -84,16 +84,11 @@ type Source struct {
 // a writer opens; its first read waits for the lock again and reports
 // source.ErrLocked if it is still held.
 func Open(ctx context.Context, path string) (*Source, error) {
-	s, err := resolve(path)
-	if err != nil {
-		return nil, err
+	s, err := OpenLazily(path)
+	if err != nil || !s.lazy {
+		return s, err
 	}
-	if s.dbPath == "" {
-		if s.id, err = dirIdentity(s.storageDir); err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
+	s.lazy = false // the identity is the one open reads, as it opens
 	if err := s.open(ctx); err != nil {
 		return nil, err
 	}
