@@ -3,7 +3,6 @@ package engine
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 )
 
@@ -29,6 +28,7 @@ var gcRoom struct {
 	sync.Mutex
 	holders int
 	prev    int // the percent before the first holder (GOGC's, or a caller's)
+	cur     int // the percent the holders set last
 
 	// start: the start room is on (giveStartRoom), startPrev the percent
 	// it replaced; startGiven: a process gets it once.
@@ -63,12 +63,12 @@ func giveStartRoom() {
 		return
 	}
 	gcRoom.startGiven = true
-	prev := gcPercent()
+	prev := debug.SetGCPercent(startPercent)
 	if prev < 0 || prev >= startPercent {
+		debug.SetGCPercent(prev)
 		return
 	}
 	gcRoom.start, gcRoom.startPrev = true, prev
-	debug.SetGCPercent(startPercent)
 	runtime.SetFinalizer(new(startSentinel), func(*startSentinel) {
 		gcRoom.Lock()
 		defer gcRoom.Unlock()
@@ -83,8 +83,8 @@ func endStartRoomLocked() {
 		return
 	}
 	gcRoom.start = false
-	if gcPercent() == startPercent {
-		debug.SetGCPercent(gcRoom.startPrev)
+	if now := debug.SetGCPercent(gcRoom.startPrev); now != startPercent {
+		debug.SetGCPercent(now) // set by someone else since: theirs stays
 	}
 }
 
@@ -98,7 +98,13 @@ func holdGCRoom() *gcHold {
 	defer gcRoom.Unlock()
 	endStartRoomLocked()
 	if gcRoom.holders == 0 {
-		gcRoom.prev = gcPercent()
+		// Read by setting: a wider percent for the moment (a narrower
+		// one could start a collection), unless the caller's is wider.
+		gcRoom.prev = debug.SetGCPercent(maxSyncGCPercent)
+		gcRoom.cur = maxSyncGCPercent
+		if gcRoom.prev < 0 {
+			debug.SetGCPercent(gcRoom.prev)
+		}
 	}
 	gcRoom.holders++
 	setRoomLocked()
@@ -131,7 +137,8 @@ func setRoomLocked() {
 	if gcRoom.prev < 0 {
 		return // GOGC=off: the caller manages the collector (GOMEMLIMIT)
 	}
-	debug.SetGCPercent(roomPercent(liveHeap(), gcRoom.prev))
+	gcRoom.cur = roomPercent(liveHeap(gcRoom.cur), gcRoom.prev)
+	debug.SetGCPercent(gcRoom.cur)
 }
 
 // roomPercent is the GC percent that puts the target syncHeapRoom above a
@@ -145,29 +152,28 @@ func roomPercent(live uint64, prev int) int {
 	return max(p, prev)
 }
 
-// gcPercent is the collector's percent now (-1: off).
-func gcPercent() int {
-	v, ok := runtimeMetric("/gc/gogc:percent")
-	if !ok {
-		return 100
+// liveHeap is about the heap the last collection marked live (0 before
+// one), from the goal it set under percent, the collector's percent now.
+// (runtime/metrics reads it exactly, but linking that package cost every
+// CLI process 3-4 ms of its start: docs/benchmarks.md, "What a CLI
+// process pays besides its search".) The runtime's goal is live + (live +
+// stacks + globals) x percent/100, at least 4 MB x percent/100, so live is
+// (goal - stacks x percent/100) / (1 + percent/100), the globals (a few
+// hundred KB here) left out. Below the 4 MB floor the estimate is the
+// floor's, which roomPercent caps the same. TestLiveHeapEstimate holds it
+// to runtime/metrics' /gc/heap/live:bytes.
+func liveHeap(p int) uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.NumGC == 0 {
+		return 0
 	}
-	// The runtime keeps it as an int32 (GOGC=off is -1) and reports its
-	// bits as a uint64.
-	return int(int32(v))
-}
-
-// liveHeap is the heap the last collection marked live (0 before one).
-func liveHeap() uint64 {
-	v, _ := runtimeMetric("/gc/heap/live:bytes")
-	return v
-}
-
-// runtimeMetric reads one of the runtime's uint64 metrics.
-func runtimeMetric(name string) (uint64, bool) {
-	s := []metrics.Sample{{Name: name}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0, false
+	if p < 0 {
+		return ms.HeapAlloc
 	}
-	return s[0].Value.Uint64(), true
+	stacks := ms.StackInuse * uint64(p) / 100
+	if ms.NextGC <= stacks {
+		return 0
+	}
+	return (ms.NextGC - stacks) * 100 / uint64(100+p)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -41,7 +42,7 @@ func TestSyncGivesTheCollectorRoom(t *testing.T) {
 	for _, prev := range []int{100, 1000, -1} {
 		debug.SetGCPercent(prev)
 		runtime.GC()
-		if live := liveHeap(); prev == 100 && live >= syncHeapRoom {
+		if live := liveHeap(prev); prev == 100 && live >= syncHeapRoom {
 			t.Fatalf("the test process's live heap is %d MB, past the room (%d MB): the test cannot tell", live>>20, syncHeapRoom>>20)
 		}
 		e, err := Open(context.Background(), Options{DBPath: fixture(t, "v1"), IndexPath: filepath.Join(t.TempDir(), "index.db"), Getenv: noEnv})
@@ -125,4 +126,44 @@ func TestOneCommandStartRoom(t *testing.T) {
 	if got := gcPercent(); got != 100 {
 		t.Errorf("after a sync in a one-command process the percent is %d, want the process's 100", got)
 	}
+}
+
+// liveHeap, read from the collector's goal, is within 15% of what
+// runtime/metrics says the last collection marked live (the package the
+// binary no longer links), at the percents a sync sets.
+func TestLiveHeapEstimate(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	keep := make([][]byte, 0, 64)
+	for _, mb := range []int{8, 24, 64} {
+		for len(keep) < mb {
+			keep = append(keep, make([]byte, 1<<20))
+		}
+		for _, p := range []int{100, 200, 800} {
+			debug.SetGCPercent(p)
+			runtime.GC()
+			s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(s)
+			want := s[0].Value.Uint64()
+			got := liveHeap(p)
+			if floor := uint64(4<<20) * uint64(p) / 100 * 100 / uint64(100+p); want < floor {
+				want = floor // below the runtime's 4 MB floor the goal is the floor's
+			}
+			t.Logf("%d MB kept, percent %d: liveHeap %.1f MB, runtime/metrics %.1f MB", mb, p, float64(got)/(1<<20), float64(want)/(1<<20))
+			if got < want*85/100 || got > want*115/100 {
+				t.Errorf("%d MB kept, percent %d: liveHeap %.1f MB, runtime/metrics %.1f MB", mb, p, float64(got)/(1<<20), float64(want)/(1<<20))
+			}
+			if got := gcPercent(); got != p {
+				t.Fatalf("gcPercent read %d, set %d", got, p)
+			}
+		}
+	}
+	runtime.KeepAlive(keep)
+}
+
+// gcPercent is the collector's percent now (-1: off), read by setting it
+// and putting it back (tests only: the engine knows what it set).
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
 }
