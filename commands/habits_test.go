@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -181,5 +182,29 @@ func TestReadmeFirstCommandOnTheDemo(t *testing.T) {
 	again := cli(t, "search", "webhook retry storm")
 	if again.code != 0 || again.stdout != first.stdout || strings.Contains(again.stderr, "demo") {
 		t.Errorf("the second run: exit %d, same hits %v, stderr %q (the demo notice is said once a day)", again.code, again.stdout == first.stdout, again.stderr)
+	}
+}
+
+// Relative --db and --index, twice: the second run finds the index its
+// first sync wrote for the same, unchanged history, so it takes the
+// engine's lazy open of the history (which resolves the path itself),
+// and answers as the first did.
+func TestRelativePathsTwice(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "hist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fixtureDB(t), filepath.Join(root, "hist", "opencode.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	first := cli(t, "search", "--db", "hist/opencode.db", "--index", "idx/i.db", "--json", "ERR_QUOTA_7731")
+	if first.code != 0 || !strings.Contains(first.stdout, "ERR_QUOTA_7731") {
+		t.Fatalf("relative paths: exit %d\nstdout %q\nstderr %q", first.code, first.stdout, first.stderr)
+	}
+	again := cli(t, "search", "--db", "hist/opencode.db", "--index", "idx/i.db", "--json", "ERR_QUOTA_7731")
+	strip := func(s string) string { return regexp.MustCompile(`"tookMs":\d+`).ReplaceAllString(s, "") }
+	if again.code != 0 || strip(again.stdout) != strip(first.stdout) {
+		t.Errorf("the second run with relative paths: exit %d, same result %v, stderr %q", again.code, strip(again.stdout) == strip(first.stdout), again.stderr)
 	}
 }

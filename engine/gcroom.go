@@ -155,7 +155,7 @@ func roomPercent(live uint64, prev int) int {
 // liveHeap is about the heap the last collection marked live (0 before
 // one), from the goal it set under percent, the collector's percent now.
 // (runtime/metrics reads it exactly, but linking that package cost every
-// CLI process 3-4 ms of its start: docs/benchmarks.md, "What a CLI
+// CLI process 2-4 ms of its start: docs/benchmarks.md, "What a CLI
 // process pays besides its search".) The runtime's goal is live + (live +
 // stacks + globals) x percent/100, at least 4 MB x percent/100, so live is
 // (goal - stacks x percent/100) / (1 + percent/100), the globals (a few
