@@ -495,8 +495,12 @@ func (e *Engine) lexicalRank(ctx context.Context, shs []*shard, p SearchParams, 
 	}
 	windowNotice(lxs, res)
 	lr.exprs = map[*shard]string{}
-	var cands []cand
-	var items []rank.Item
+	n := 0
+	for _, lx := range lxs {
+		n += len(lx.cands)
+	}
+	cands := make([]cand, 0, n)
+	items := make([]rank.Item, 0, n)
 	for _, lx := range lxs {
 		if lx.expr == "" {
 			continue

@@ -303,7 +303,7 @@ func (ix *Index) MatchNewest(ctx context.Context, m Match, hits []int64, f query
 		(SELECT rowid, score FROM (` + walk + `) ORDER BY score, rowid LIMIT ?) w
 		JOIN docs d ON d.rid = w.rowid`
 	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid`
-	out, texts, err := ix.candidateTexts(ctx, q, args)
+	out, texts, err := ix.candidateTexts(ctx, q, args, limit)
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
@@ -331,28 +331,31 @@ func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.
 	inner, margs := matchQuery(m.Expr, score, f, limit, `, d.text AS dtext`)
 	args = append(args, margs...)
 	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid`
-	return ix.candidateTexts(ctx, q, args)
+	return ix.candidateTexts(ctx, q, args, limit)
 }
 
 // candidateTexts runs q, whose rows are candidateCols, the score, the
 // docs row's own text and docTextCols, and reads them.
-func (ix *Index) candidateTexts(ctx context.Context, q string, args []any) ([]Candidate, map[int64]string, error) {
+func (ix *Index) candidateTexts(ctx context.Context, q string, args []any, limit int) ([]Candidate, map[int64]string, error) {
 	rows, err := ix.query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
 	}
 	defer rows.Close()
-	var out []Candidate
-	texts := map[int64]string{}
+	// Each row is scanned into its place in out, grown to the statement's
+	// limit at most: a Candidate of its own per row, then copied, was a
+	// tenth of a CLI search's fresh memory.
+	out := make([]Candidate, 0, limit)
+	texts := make(map[int64]string, limit)
+	var dtext, body, title, input string
 	for rows.Next() {
-		var c Candidate
-		var dtext, body, title, input string
+		out = append(out, Candidate{})
+		c := &out[len(out)-1]
 		if err := rows.Scan(&c.DocRID, &c.PartRID, &c.SessionID, &c.RootID, &c.MessageID, &c.PartID, &c.MsgOrd,
 			&c.Kind, &c.Role, &c.Tool, &c.Synthetic, &c.Time, &c.Directory, &c.BM25, &dtext, &body, &title, &input); err != nil {
 			return nil, nil, err
 		}
 		texts[c.DocRID] = docText(c.Kind, dtext, body, title, input)
-		out = append(out, c)
 	}
 	// Best first, ties oldest first, sorted here: an ORDER BY on q would
 	// sort its rows with their texts, and SQLite's sorter memory was about

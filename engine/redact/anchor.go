@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -29,19 +30,45 @@ type anchored struct {
 	ok       bool
 }
 
+// anchorEntry is one pattern's row of anchorTable.
+type anchorEntry struct {
+	pattern string
+	anchored
+}
+
+// anchorTableLookup finds pattern's row of anchorTable. The table is a
+// sorted slice, not a map: the linker lays a slice literal out as data,
+// where a map literal of its 300 patterns was built by an init in every
+// process, `recall version` included (0.3 ms and a dozen page faults on
+// the VM docs/benchmarks.md measures on).
+func anchorTableLookup(pattern string) (anchored, bool) {
+	i, found := slices.BinarySearchFunc(anchorTable, pattern, func(e anchorEntry, p string) int {
+		return strings.Compare(e.pattern, p)
+	})
+	if !found {
+		return anchored{}, false
+	}
+	return anchorTable[i].anchored, true
+}
+
 // anchorsOf is anchorOf, read from the table generated for the builtin
 // patterns when it holds pattern: parsing every builtin pattern was ~80%
 // of building the redactor (~5 ms of a CLI search's CPU, which renders
 // redacted snippets and so builds it in every process).
-func anchorsOf(pattern string) (lits []string, back *byteSet, backMax int, boundary, ok bool) {
-	a, found := anchorTable[pattern]
+// Rules with the same back bytes share one set from sets (most of
+// gitleaks' rules take the name characters before their key word).
+func anchorsOf(pattern string, sets map[string]*byteSet) (lits []string, back *byteSet, backMax int, boundary, ok bool) {
+	a, found := anchorTableLookup(pattern)
 	if !found {
 		return anchorOf(pattern)
 	}
 	if a.back != "" {
-		back = new(byteSet)
-		for i := 0; i < len(a.back); i++ {
-			back[a.back[i]] = true
+		if back = sets[a.back]; back == nil {
+			back = new(byteSet)
+			for i := 0; i < len(a.back); i++ {
+				back[a.back[i]] = true
+			}
+			sets[a.back] = back
 		}
 	}
 	return a.lits, back, a.backMax, a.boundary, a.ok

@@ -48,12 +48,16 @@ var gitleaksIgnoredAllowlists = map[string]bool{"aws-access-token": true, "gcp-a
 // gitleaksRuleSet turns the generated table into rules, after Recall's own.
 func gitleaksRuleSet() []*rule {
 	global := compileAllowlists(gitleaksGlobalAllowlists)
-	out := make([]*rule, 0, len(gitleaksRules))
+	global = global[:len(global):len(global)] // shared: an append copies
+	out := make([]*rule, 0, 2*len(gitleaksRules))
+	// One array holds every rule: a process builds them all at its first
+	// redaction, and one allocation each was a tenth of the build's.
+	rules := make([]rule, 0, len(gitleaksRules))
 	for _, g := range gitleaksRules {
 		if g.Regex == "" { // a file-name-only rule: nothing to find in text
 			continue
 		}
-		r := &rule{
+		rules = append(rules, rule{
 			kind:       g.ID,
 			keywords:   g.Keywords,
 			pattern:    loosenEnd(g.Regex),
@@ -61,28 +65,33 @@ func gitleaksRuleSet() []*rule {
 			firstGroup: g.SecretGroup == 0,
 			entropy:    g.Entropy,
 			allow:      global,
-		}
-		if !gitleaksIgnoredAllowlists[g.ID] {
-			r.allow = append(compileAllowlists(g.Allowlists), global...)
+		})
+		r := &rules[len(rules)-1]
+		if own := compileAllowlists(g.Allowlists); len(own) > 0 && !gitleaksIgnoredAllowlists[g.ID] {
+			r.allow = append(own, global...)
 		}
 		out = append(out, r)
 	}
 	// Twins go after every exact rule, so an exact finding names the kind.
+	twins := make([]rule, len(gitleaksRules))
+	n := 0
 	for _, g := range gitleaksRules {
-		if t := looseTwin(g); t != nil {
+		if t := &twins[n]; looseTwin(g, t) {
 			out = append(out, t)
+			n++
 		}
 	}
 	return out
 }
 
-// looseTwin is a rule for a token of g's literal prefix (npm_, AIza, SG.,
-// glpat-) with a body of any length from 16 characters: gitleaks wants
+// looseTwin sets t to a rule for a token of g's literal prefix (npm_,
+// AIza, SG., glpat-) with a body of any length from 16 characters, and
+// reports whether g has such a prefix: gitleaks wants
 // the exact length of each format, and a key that is a character short
 // or long (a typo, a truncated paste, a hand-made test key) is still a
 // key. The body must mix letters and digits, as generated keys do and
 // identifiers such as npm_package_version do not.
-func looseTwin(g gitleaksRule) *rule {
+func looseTwin(g gitleaksRule, t *rule) bool {
 	fold := strings.HasPrefix(g.Regex, "(?i)")
 	body := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(g.Regex, "(?i)"), `\b`), "(")
 	var lit strings.Builder
@@ -103,14 +112,14 @@ func looseTwin(g gitleaksRule) *rule {
 		break
 	}
 	prefix := lit.String()
-	for _, k := range g.Keywords {
+	for i, k := range g.Keywords {
 		if len(k) >= 3 && len(prefix) >= len(k) && strings.EqualFold(prefix[:len(k)], k) {
 			p := `\b` + regexp.QuoteMeta(prefix) + `[A-Za-z0-9_.\-]{16,}`
 			if fold {
 				p = "(?i)" + p
 			}
 			n := len(prefix)
-			return &rule{kind: g.ID, keywords: []string{k}, pattern: p,
+			*t = rule{kind: g.ID, keywords: g.Keywords[i : i+1 : i+1], pattern: p,
 				extend: func(s string, m []int, start, end int) int {
 					for end > start+n && strings.IndexByte("._-", s[end-1]) >= 0 {
 						end--
@@ -121,9 +130,10 @@ func looseTwin(g gitleaksRule) *rule {
 					b := s[start+n : end]
 					return strings.ContainsAny(b, "0123456789") && strings.IndexFunc(b, unicode.IsLetter) >= 0
 				}}
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // gitleaks ends a token with one of `'"; or a space, a \n escape or the

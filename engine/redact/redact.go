@@ -232,8 +232,8 @@ func New(extra map[string]string) (*Redactor, error) {
 // whole text (the reference the anchoring is tested against).
 func build(rules []*rule, anchor bool) *Redactor {
 	r := &Redactor{rules: rules}
-	index := map[string]int{}
-	var words []string
+	index := make(map[string]int, 2*len(rules))
+	words := make([]string, 0, 2*len(rules))
 	word := func(w string) int {
 		w = strings.ToLower(w)
 		j, ok := index[w]
@@ -241,19 +241,21 @@ func build(rules []*rule, anchor bool) *Redactor {
 			j = len(words)
 			index[w] = j
 			words = append(words, w)
-			r.wordRules = append(r.wordRules, nil)
-			r.wordStart = append(r.wordStart, nil)
 		}
 		return j
 	}
+	// (word, rule) pairs, grouped by word at the end into one array each:
+	// a slice of its own per word, grown rule by rule, was 640 of the
+	// build's 2,245 allocations.
+	var keyOf, startOf []wordRule
+	backs := map[string]*byteSet{}
 	for i, ru := range rules {
 		if len(ru.keywords) == 0 {
 			r.always = append(r.always, i)
 			continue
 		}
 		for _, k := range ru.keywords {
-			j := word(k)
-			r.wordRules[j] = append(r.wordRules[j], i)
+			keyOf = append(keyOf, wordRule{word(k), i})
 		}
 		switch {
 		case !anchor:
@@ -264,7 +266,7 @@ func build(rules []*rule, anchor bool) *Redactor {
 				ru.backMax = maxNameLen
 			}
 		default:
-			ru.anchors, ru.back, ru.backMax, ru.boundary, ru.anchored = anchorsOf(ru.pattern)
+			ru.anchors, ru.back, ru.backMax, ru.boundary, ru.anchored = anchorsOf(ru.pattern, backs)
 			if ru.anchored && ru.next == nil && strings.HasPrefix(ru.pattern, semiGeneric) {
 				ru.next = operatorFollows
 				if strings.HasSuffix(ru.pattern, gitleaksEnd) {
@@ -273,12 +275,35 @@ func build(rules []*rule, anchor bool) *Redactor {
 			}
 		}
 		for _, a := range ru.anchors {
-			j := word(a)
-			r.wordStart[j] = append(r.wordStart[j], i)
+			startOf = append(startOf, wordRule{word(a), i})
 		}
 	}
+	r.wordRules, r.wordStart = byWord(len(words), keyOf), byWord(len(words), startOf)
 	r.words = newWordIndex(words)
 	return r
+}
+
+// wordRule is a rule (by index) that a word (by index) concerns.
+type wordRule struct{ word, rule int }
+
+// byWord groups pairs by word, each word's rules in the order given, all
+// in one backing array.
+func byWord(words int, pairs []wordRule) [][]int {
+	count := make([]int, words)
+	for _, p := range pairs {
+		count[p.word]++
+	}
+	flat := make([]int, len(pairs))
+	out := make([][]int, words)
+	at := 0
+	for w, c := range count {
+		out[w] = flat[at : at : at+c]
+		at += c
+	}
+	for _, p := range pairs {
+		out[p.word] = append(out[p.word], p.rule)
+	}
+	return out
 }
 
 // maxNameLen bounds how far back an own rule looks from its keyword for
