@@ -135,6 +135,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("config %s: %w", e.config.Path, err)
 	}
 	e.redactor = r
+	if opts.OneCommand {
+		// Built beside the opening and the reading that come first, on
+		// the machine's other core, instead of at the first snippet.
+		go r.Prepare()
+	}
 	specs, notices, err := resolveSources(opts, e.config)
 	if err != nil {
 		return nil, err

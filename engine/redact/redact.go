@@ -324,6 +324,15 @@ type Span struct {
 	rule                 int
 }
 
+// Prepare builds the rules now if they are not built yet, so that a
+// process can build them on its other core while it reads (the build
+// otherwise falls on its first redaction).
+func (r *Redactor) Prepare() {
+	if r != nil && r.load != nil {
+		r.load()
+	}
+}
+
 // Spans lists the secrets in s, in order, overlapping findings merged
 // (the kind of the first-listed rule wins: Recall's own before gitleaks').
 func (r *Redactor) Spans(s string) []Span {
