@@ -67,7 +67,21 @@ type Counts struct {
 // Counts counts the index's sessions, messages, parts and documents.
 func (ix *Index) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := ix.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
+	var kept, docsKept int
+	// From the counts meta keeps (flushCounts, flushDocCount), in one
+	// statement (one snapshot); counted in an index that does not keep them.
+	err := ix.queryRow(ctx, `SELECT count(*) FILTER (WHERE key = ?1), count(*) FILTER (WHERE key = ?5),
+		coalesce(max(CAST(value AS INTEGER)) FILTER (WHERE key = ?2), 0), coalesce(max(CAST(value AS INTEGER)) FILTER (WHERE key = ?3), 0),
+		coalesce(max(CAST(value AS INTEGER)) FILTER (WHERE key = ?4), 0), coalesce(max(CAST(value AS INTEGER)) FILTER (WHERE key = ?5), 0)
+		FROM meta WHERE key IN (?1, ?2, ?3, ?4, ?5)`, countsKept, countKey+countSessions, countKey+countMessages, countKey+countParts, "doc_count").
+		Scan(&kept, &docsKept, &c.Sessions, &c.Messages, &c.Parts, &c.Documents)
+	if err != nil {
+		return c, fmt.Errorf("read index: %w", err)
+	}
+	if kept > 0 && docsKept > 0 {
+		return c, nil
+	}
+	err = ix.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
 		(SELECT count(*) FROM parts), (SELECT count(*) FROM docs)`).Scan(&c.Sessions, &c.Messages, &c.Parts, &c.Documents)
 	if err != nil {
 		return c, fmt.Errorf("read index: %w", err)

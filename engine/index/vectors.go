@@ -115,17 +115,43 @@ func (ix *Index) PendingDocs(ctx context.Context, kinds []model.Kind, below int6
 // synthetic) could have a vector, and how many do.
 // With no kinds, total is 0.
 func (ix *Index) VectorCounts(ctx context.Context, kinds []model.Kind) (embedded, total int, err error) {
-	if len(kinds) > 0 {
-		err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE kind IN `+inList(len(kinds))+` AND synthetic = 0`, anys(kinds)...).Scan(&total)
-		if err != nil {
-			return 0, 0, fmt.Errorf("count documents: %w", err)
-		}
+	if total, err = ix.KindDocs(ctx, kinds); err != nil {
+		return 0, 0, err
 	}
 	err = ix.db.QueryRowContext(ctx, `SELECT count(*) FROM doc_vectors`).Scan(&embedded)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count vectors: %w", err)
 	}
 	return embedded, total, nil
+}
+
+// KindDocs returns how many documents of the given kinds the index holds,
+// synthetic ones left out: from the counts meta keeps (flushCounts), or
+// counted in an index written before it kept them.
+func (ix *Index) KindDocs(ctx context.Context, kinds []model.Kind) (int, error) {
+	if len(kinds) == 0 {
+		return 0, nil
+	}
+	keys := make([]any, 0, len(kinds)+1)
+	keys = append(keys, countsKept)
+	for _, k := range kinds {
+		keys = append(keys, countKey+countDocsOf+string(k))
+	}
+	// One statement, one snapshot: the mark and the counts of one commit.
+	var kept, n int
+	err := ix.queryRow(ctx, `SELECT count(*) FILTER (WHERE key = ?1), coalesce(sum(CAST(value AS INTEGER)) FILTER (WHERE key <> ?1), 0)
+		FROM meta WHERE key = ?1 OR key IN `+inList(len(kinds)), keys...).Scan(&kept, &n)
+	if err != nil {
+		return 0, fmt.Errorf("count documents: %w", err)
+	}
+	if kept > 0 {
+		return n, nil
+	}
+	err = ix.queryRow(ctx, `SELECT count(*) FROM docs WHERE kind IN `+inList(len(kinds))+` AND synthetic = 0`, anys(kinds)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count documents: %w", err)
+	}
+	return n, nil
 }
 
 // HasVectors reports whether any document has a vector.

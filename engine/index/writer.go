@@ -44,6 +44,9 @@ type Writer struct {
 	seen  map[string]struct{} // scratch: distinct terms of one document
 	prep  *Preparer           // for what the writer prepares itself
 	docs  int                 // documents added less removed, flushed on Commit
+	// counts are the rows added less removed that meta keeps counts of
+	// (countKey), flushed on Commit (flushCounts).
+	counts map[string]int
 	// smallAfter: the connection reads with a small cache outside a
 	// write (Options.OneCommand), given back before the end.
 	smallAfter bool
@@ -76,7 +79,7 @@ func (ix *Index) beginWrite(ctx context.Context, checkpointPages int) (*Writer, 
 	if err != nil {
 		return nil, fmt.Errorf("begin index write: %w", err)
 	}
-	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}, prep: ix.NewPreparer()}
+	w := &Writer{ix: ix, tx: tx, vocab: map[string]int{}, seen: map[string]struct{}{}, counts: map[string]int{}, prep: ix.NewPreparer()}
 	// A one-command process reads through a small cache (oneCommandCache);
 	// a write keeps the pages it changes until its commit and reads its
 	// B-trees' pages again and again, so it gets the full one (a sync that
@@ -194,6 +197,10 @@ func (w *Writer) Commit(ctx context.Context) error {
 		w.Rollback()
 		return err
 	}
+	if err := w.flushCounts(ctx); err != nil {
+		w.Rollback()
+		return err
+	}
 	if err := w.refreshDocLens(ctx); err != nil {
 		w.Rollback()
 		return err
@@ -225,6 +232,67 @@ func (w *Writer) flushDocCount(ctx context.Context) error {
 	return nil
 }
 
+// Meta keeps counts of the index's rows (Counts, KindDocs): countsKept
+// marks that it does, and countKey+name holds each count (none: 0), name
+// one of "sessions", "messages", "parts", or "docs:"+kind for the
+// documents of a kind that are not synthetic. `recall status` says how
+// many of each the index holds and how many documents an embedding model
+// would cover, and counting them walked the tables (the docs table's
+// texts and all for the kinds): 0.27 s at 845k parts, 1.25 s at 4.2M, in
+// every status.
+const (
+	countsKept = "counts_kept"
+	countKey   = "count:"
+	// countKeyEnd bounds the keys that start with countKey.
+	countKeyEnd = "count;"
+)
+
+// count names, after countKey.
+const (
+	countSessions = "sessions"
+	countMessages = "messages"
+	countParts    = "parts"
+	countDocsOf   = "docs:" // + the kind
+)
+
+// flushCounts keeps meta's counts in step with the rows written in this
+// transaction. An index that does not keep them yet is counted once,
+// here, inside the transaction that changes it (its own writes included,
+// so the deltas are not added again).
+func (w *Writer) flushCounts(ctx context.Context) error {
+	var kept int
+	err := w.tx.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = ?`, countsKept).Scan(&kept)
+	if err != nil {
+		return fmt.Errorf("update row counts: %w", err)
+	}
+	if kept == 0 {
+		for _, q := range []string{
+			`INSERT OR REPLACE INTO meta(key, value) SELECT '` + countKey + countDocsOf + `' || kind, CAST(count(*) AS TEXT) FROM docs WHERE synthetic = 0 GROUP BY kind`,
+			`INSERT OR REPLACE INTO meta(key, value) SELECT '` + countKey + countSessions + `', CAST(count(*) AS TEXT) FROM sessions`,
+			`INSERT OR REPLACE INTO meta(key, value) SELECT '` + countKey + countMessages + `', CAST(count(*) AS TEXT) FROM messages`,
+			`INSERT OR REPLACE INTO meta(key, value) SELECT '` + countKey + countParts + `', CAST(count(*) AS TEXT) FROM parts`,
+			`INSERT OR REPLACE INTO meta(key, value) VALUES ('` + countsKept + `', '1')`,
+		} {
+			if _, err := w.tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("count the index's rows: %w", err)
+			}
+		}
+		clear(w.counts)
+		return nil
+	}
+	for name, n := range w.counts {
+		if n == 0 {
+			continue
+		}
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, CAST(? AS TEXT))
+			ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + excluded.value AS TEXT)`, countKey+name, n); err != nil {
+			return fmt.Errorf("update row counts: %w", err)
+		}
+	}
+	clear(w.counts)
+	return nil
+}
+
 // ClearSessions removes every session's rows, documents and vocabulary
 // counts at once, for a sync that re-reads most of the history: deleting
 // them session by session re-derives each document's terms and deletes its
@@ -248,12 +316,14 @@ func (w *Writer) ClearSessions(ctx context.Context) error {
 		`DELETE FROM sessions`,
 		`DELETE FROM vocab`,
 		`UPDATE meta SET value = '0' WHERE key = 'doc_count'`,
+		`DELETE FROM meta WHERE key >= '` + countKey + `' AND key < '` + countKeyEnd + `'`, // every count 0, kept or not
 	} {
 		if _, err := w.tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("clear the index's sessions: %w", err)
 		}
 	}
 	clear(w.vocab)
+	clear(w.counts)
 	w.docs, w.reuse = 0, nil
 	return nil
 }
@@ -367,7 +437,7 @@ type oldDoc struct {
 // count out of the document count. It holds no document's text beyond its
 // row: a session may have thousands.
 func (w *Writer) sessionDocs(ctx context.Context, id string, keyed bool) ([]oldDoc, error) {
-	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, d.part_id, d.message_id, coalesce(p.kind,''), d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
+	rows, err := w.tx.QueryContext(ctx, `SELECT d.rid, d.kind, d.synthetic, d.part_id, d.message_id, coalesce(p.kind,''), d.text, coalesce(p.text,''), coalesce(p.tool,''), coalesce(p.title,''),
 		coalesce(p.input,''), coalesce(p.output,''), coalesce(p.error,''), coalesce(p.paths,'')
 		FROM docs d LEFT JOIN parts p ON p.rid = d.part_rid WHERE d.session_id = ?`, id)
 	if err != nil {
@@ -378,8 +448,12 @@ func (w *Writer) sessionDocs(ctx context.Context, id string, keyed bool) ([]oldD
 	for rows.Next() {
 		var d oldDoc
 		var kind, partID, msgID, partKind, dtext, text, tool, title, input, output, errText, paths string
-		if err := rows.Scan(&d.rid, &kind, &partID, &msgID, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
+		var synthetic bool
+		if err := rows.Scan(&d.rid, &kind, &synthetic, &partID, &msgID, &partKind, &dtext, &text, &tool, &title, &input, &output, &errText, &paths); err != nil {
 			return nil, err
+		}
+		if !synthetic {
+			w.counts[countDocsOf+kind]--
 		}
 		// Re-derive the document's text exactly as PutMessage did.
 		body := dtext
@@ -409,14 +483,22 @@ func (w *Writer) sessionDocs(ctx context.Context, id string, keyed bool) ([]oldD
 
 // deleteSessionRows removes a session's rows other than its documents.
 func (w *Writer) deleteSessionRows(ctx context.Context, id string) error {
-	for _, q := range []string{
-		`DELETE FROM parts WHERE session_id = ?`,
-		`DELETE FROM messages WHERE session_id = ?`,
-		`DELETE FROM file_touches WHERE session_id = ?`,
-		`DELETE FROM sessions WHERE id = ?`,
+	for _, d := range []struct{ q, counted string }{
+		{`DELETE FROM parts WHERE session_id = ?`, countParts},
+		{`DELETE FROM messages WHERE session_id = ?`, countMessages},
+		{`DELETE FROM file_touches WHERE session_id = ?`, ""},
+		{`DELETE FROM sessions WHERE id = ?`, countSessions},
 	} {
-		if _, err := w.tx.ExecContext(ctx, q, id); err != nil {
+		res, err := w.tx.ExecContext(ctx, d.q, id)
+		if err != nil {
 			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+		if d.counted != "" {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("delete session %s: %w", id, err)
+			}
+			w.counts[d.counted] -= int(n)
 		}
 	}
 	return nil
@@ -470,6 +552,9 @@ func (w *Writer) countTerms(text string, delta int) {
 
 func (w *Writer) addDoc(ctx context.Context, partRID int64, s *model.Session, root, msgID, partID string, msgOrd int, kind model.Kind, role, tool string, synthetic bool, t int64, storeText string, d preparedDoc) error {
 	w.docs++
+	if !synthetic {
+		w.counts[countDocsOf+string(kind)]++
+	}
 	for _, term := range d.terms {
 		w.vocab[term]++
 	}
@@ -656,6 +741,7 @@ func (w *Writer) PutPrepared(ctx context.Context, s *model.Session, root string,
 		m.Finish, m.Error, b2i(m.Summary), m.ParentID); err != nil {
 		return fmt.Errorf("index message %s: %w", m.ID, err)
 	}
+	w.counts[countMessages]++
 	c.Messages++
 	if m.Created > c.LastTime {
 		c.LastTime = m.Created
@@ -674,6 +760,7 @@ func (w *Writer) PutPrepared(ctx context.Context, s *model.Session, root string,
 		if err != nil {
 			return fmt.Errorf("index part %s: %w", p.ID, err)
 		}
+		w.counts[countParts]++
 		rid, _ := res.LastInsertId()
 		t := p.Created
 		if t == 0 {
@@ -728,6 +815,7 @@ func (w *Writer) PutSession(ctx context.Context, s *model.Session, meta SessionM
 		s.Created, updated, s.Archived, c.Messages, c.Turns, c.ToolCalls, c.FirstPrompt, meta.Stamp, meta.Now); err != nil {
 		return fmt.Errorf("index session %s: %w", s.ID, err)
 	}
+	w.counts[countSessions]++
 	if strings.TrimSpace(s.Title) != "" {
 		if err := w.addDoc(ctx, 0, s, meta.RootID, "", "", -1, model.KindTitle, "", "", false, s.Created, s.Title, w.prep.doc(model.KindTitle, s.Title)); err != nil {
 			return err
