@@ -24,8 +24,10 @@ import (
 	"math/rand"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 const (
@@ -33,6 +35,8 @@ const (
 	// madvise advice values of Linux 5.14 (not in package syscall).
 	madvPopulateRead  = 22
 	madvPopulateWrite = 23
+	madvHugepage      = 14
+	hugePage          = 2 << 20
 )
 
 var sink byte // what the touches read, so that they are not compiled away
@@ -74,7 +78,7 @@ func run(out io.Writer, path string, n, rounds int) error {
 		return err
 	}
 	costs := map[string][]float64{}
-	measures := []string{"file fault (random page)", "pread (random page)", "file, populated in bulk", "anonymous fault", "anonymous, populated in bulk"}
+	measures := []string{"file fault (random page)", "pread (random page)", "file, populated in bulk", "anonymous fault", "anonymous, populated in bulk", "anonymous, huge pages asked"}
 	r := rand.New(rand.NewSource(1))
 	for range rounds {
 		random := r.Perm(total)[:n]
@@ -84,6 +88,7 @@ func run(out io.Writer, path string, n, rounds int) error {
 			measures[2]: func() (time.Duration, error) { return populateMapped(f, st.Size(), r.Intn(total-n), n) },
 			measures[3]: func() (time.Duration, error) { return anonymous(n, false) },
 			measures[4]: func() (time.Duration, error) { return anonymous(n, true) },
+			measures[5]: func() (time.Duration, error) { return anonymousHuge(n) },
 		} {
 			d, err := fn()
 			if err != nil {
@@ -92,7 +97,7 @@ func run(out io.Writer, path string, n, rounds int) error {
 			costs[name] = append(costs[name], float64(d.Nanoseconds())/1e3/float64(n))
 		}
 	}
-	fmt.Fprintf(out, "%d pages x %d rounds of %s (%d MB), median us per 4 KiB page:\n", n, rounds, path, st.Size()>>20)
+	fmt.Fprintf(out, "%d pages x %d rounds of %s (%d MB), median us per 4 KiB page (transparent huge pages: %s):\n", n, rounds, path, st.Size()>>20, thpMode())
 	for _, name := range measures {
 		v := costs[name]
 		slices.Sort(v)
@@ -161,4 +166,45 @@ func anonymous(n int, bulk bool) (time.Duration, error) {
 		m[i*pageSize] = 1
 	}
 	return time.Since(start), nil
+}
+
+// anonymousHuge maps n fresh anonymous pages aligned to a huge page,
+// asks for huge pages (MADV_HUGEPAGE, counted) and writes each page:
+// where the kernel gives them (transparent huge pages "madvise" or
+// "always"), one fault brings in 512 pages.
+func anonymousHuge(n int) (time.Duration, error) {
+	size := (n*pageSize + hugePage - 1) / hugePage * hugePage
+	m, err := syscall.Mmap(-1, 0, size+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Munmap(m)
+	off := 0
+	for (uintptr(unsafe.Pointer(&m[0]))+uintptr(off))%hugePage != 0 {
+		off += pageSize
+	}
+	r := m[off : off+size]
+	start := time.Now()
+	if err := syscall.Madvise(r, madvHugepage); err != nil {
+		return 0, fmt.Errorf("madvise(MADV_HUGEPAGE): %w", err)
+	}
+	for i := range n {
+		r[i*pageSize] = 1
+	}
+	return time.Since(start), nil
+}
+
+// thpMode is the kernel's transparent huge page mode ("always",
+// "madvise" or "never"), or "unknown".
+func thpMode() string {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return "unknown"
+	}
+	s := string(b)
+	i, j := strings.IndexByte(s, '['), strings.IndexByte(s, ']')
+	if i < 0 || j < i {
+		return "unknown"
+	}
+	return s[i+1 : j]
 }

@@ -22,7 +22,7 @@ func TestPagecost(t *testing.T) {
 	if err := run(&out, p, 16, 1); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"file fault", "pread", "file, populated in bulk", "anonymous fault", "anonymous, populated in bulk"} {
+	for _, want := range []string{"file fault", "pread", "file, populated in bulk", "anonymous fault", "anonymous, populated in bulk", "anonymous, huge pages asked", "transparent huge pages: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q figure in:\n%s", want, out.String())
 		}
