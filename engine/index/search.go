@@ -345,6 +345,7 @@ func (ix *Index) candidateTexts(ctx context.Context, q string, args []any, limit
 	// Each row is scanned into its place in out, grown to the statement's
 	// limit at most: a Candidate of its own per row, then copied, was a
 	// tenth of a CLI search's fresh memory.
+	limit = max(limit, 0)
 	out := make([]Candidate, 0, limit)
 	texts := make(map[int64]string, limit)
 	var dtext, body, title, input string
