@@ -26,7 +26,7 @@ func openHandles(t *testing.T, path string) int {
 
 // A command over a history unchanged since its index's last sync answers
 // from the index without opening the history's database (a connection and
-// its schema read are a tenth of a CLI search's CPU at 845k parts); a
+// its schema read were 5% of a CLI search's CPU at 845k parts); a
 // history changed since is opened at Open, as before, so a bad file is
 // still reported there.
 func TestUnchangedHistoryIsNotOpened(t *testing.T) {

@@ -23,8 +23,8 @@ const madvPopulateRead = 22
 
 // The init maps the binary in on a goroutine of its own, so on the
 // machine's other core while the packages' inits go on (a page one of
-// them touches before it is mapped faults in as it would have): 0.5-1 ms
-// of `recall version` and of a CLI search on the VM above.
+// them touches before it is mapped faults in as it would have): 0.6-1 ms
+// of `recall version` on the VM above (a CLI search: within the noise).
 func init() {
 	go func() {
 		defer close(started)
