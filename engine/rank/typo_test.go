@@ -143,3 +143,83 @@ func TestIsWordSearchesTheWholeList(t *testing.T) {
 		}
 	}
 }
+
+// osa is the optimal-string-alignment distance by its definition, the
+// whole matrix at once: what editDistance's two reused rows must give.
+func osa(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// One editDistance measures from a word to many, of every length in turn
+// (longer then shorter than the rows it grew to), multi-byte runes
+// included: each distance within limit is the definition's, and each
+// beyond it is reported beyond it.
+func TestEditDistanceReused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	letters := []rune("abcdeéñ")
+	word := func() string {
+		r := make([]rune, rng.IntN(12))
+		for i := range r {
+			r[i] = letters[rng.IntN(len(letters))]
+		}
+		return string(r)
+	}
+	var e editDistance
+	for round := 0; round < 200; round++ {
+		a := word()
+		e.set(a)
+		for k := 0; k < 20; k++ {
+			b, limit := word(), rng.IntN(4)
+			want, got := osa(a, b), e.to(b, limit)
+			if got != want && (want <= limit || got <= limit) {
+				t.Fatalf("distance %q -> %q (limit %d) = %d, want %d", a, b, limit, got, want)
+			}
+		}
+	}
+}
+
+// A vocabulary answers each term's frequency whether it came sorted (as
+// the index reads it) or not, and the caller's slices are not reordered.
+func TestVocabDF(t *testing.T) {
+	terms, df := []string{"lock", "alpha", "state", "zeta"}, []int{6, 1, 7, 9}
+	for _, v := range []*Vocab{NewVocab(terms, df), NewVocab([]string{"alpha", "lock", "state", "zeta"}, []int{1, 6, 7, 9})} {
+		for term, want := range map[string]int{"alpha": 1, "lock": 6, "state": 7, "zeta": 9, "beta": 0, "": 0, "zz": 0} {
+			if got := v.DF(term); got != want {
+				t.Errorf("DF(%q) = %d, want %d", term, got, want)
+			}
+		}
+	}
+	if terms[0] != "lock" || df[0] != 6 {
+		t.Errorf("NewVocab reordered its caller's slices: %q %v", terms, df)
+	}
+}
+
+func TestTypable(t *testing.T) {
+	for term, want := range map[string]bool{"connection": true, "café": true, "naïve": true, "": true,
+		"db_max": false, "utf8": false, "0x": false, "_": false, "señor9": false} {
+		if got := Typable(term); got != want {
+			t.Errorf("Typable(%q) = %v, want %v", term, got, want)
+		}
+	}
+}
