@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -385,15 +387,15 @@ func (sh *shard) syncLocked(ctx context.Context, src source.Source, fp string, o
 // syncPlan is what a sync writes: the sessions to (re-)read, those gone,
 // and the stamps and mark to record.
 type syncPlan struct {
-	todo []*model.Session // oldest first
+	// todo: the sessions to write, oldest first, each with its top-level
+	// session and the source's stamp (packTodo).
+	todo sessionTable
 	gone []string
 	// clearAll: the index is emptied first and todo holds every session.
 	clearAll bool
 	// bulk: most of the history is written (a bulk load).
 	bulk    bool
 	indexed map[string]string // stored stamps, of todo's sessions at least
-	stamps  map[string]string // the source's stamps, of todo's sessions at least
-	roots   map[string]string // todo's sessions' top-level sessions
 	mark    string            // the change mark to record
 	total   int               // sessions the history holds (indexable)
 }
@@ -426,14 +428,15 @@ func (sh *shard) planWhole(ctx context.Context, src source.Source, cfg string, f
 	if err != nil {
 		return syncPlan{}, err
 	}
-	plan := syncPlan{indexed: indexed, stamps: stamps, mark: mark, total: len(sessions)}
+	plan := syncPlan{indexed: indexed, mark: mark, total: len(sessions)}
 	// A stored stamp is the source's with cfg after it; compared here and
 	// made for the sessions written, not for every session up front (each
 	// was held for the whole sync).
+	var todo []*model.Session
 	for _, s := range sessions {
 		old, ok := indexed[s.ID]
 		if !ok || force || !isStamp(old, stamps[s.ID], cfg) {
-			plan.todo = append(plan.todo, byID[s.ID])
+			todo = append(todo, byID[s.ID])
 		}
 	}
 	for id := range indexed {
@@ -448,26 +451,49 @@ func (sh *shard) planWhole(ctx context.Context, src source.Source, cfg string, f
 	// (Writer.ClearSessions). The documents of sessions left unchanged are
 	// written again in the same sync.
 	rereads := 0
-	for _, s := range plan.todo {
+	for _, s := range todo {
 		if _, ok := indexed[s.ID]; ok {
 			rereads++
 		}
 	}
 	if plan.clearAll = rereads > 0 && rereads*2 > len(indexed); plan.clearAll {
-		plan.todo = plan.todo[:0]
+		todo = todo[:0]
 		for i := range sessions {
-			plan.todo = append(plan.todo, &sessions[i])
+			todo = append(todo, &sessions[i])
 		}
-	}
-	plan.roots = make(map[string]string, len(plan.todo))
-	for _, s := range plan.todo {
-		plan.roots[s.ID] = rootOf(s, byID)
 	}
 	// A bulk load: most of the history written (a cold sync, one resumed,
 	// a re-read of most of it).
-	plan.bulk = len(plan.todo) > 0 && len(plan.todo)*2 > len(sessions)
-	plan.sortTodo()
+	plan.bulk = len(todo) > 0 && len(todo)*2 > len(sessions)
+	if plan.bulk {
+		// The plan is packed beside the listing it copies. Collected
+		// first (the source's tables of counts are garbage by now), the
+		// packing grows a heap of the listing and its stamps, not one whose
+		// target is twice those and the tables: peak RSS 301 against 218
+		// MB at 4.2M parts. apply collects the listing once it is packed.
+		runtime.GC()
+	}
+	plan.todo = packTodo(todo, func(s *model.Session) string { return rootOf(s, byID) }, stamps)
 	return plan, nil
+}
+
+// packTodo is todo oldest first, so an interrupted cold sync has the
+// history's start, packed (sessionTable) with each session's top-level
+// session (root's) and the source's stamp.
+func packTodo(todo []*model.Session, root func(*model.Session) string, stamps map[string]string) sessionTable {
+	slices.SortStableFunc(todo, func(a, b *model.Session) int { return cmp.Compare(a.Created, b.Created) })
+	roots := make([]string, len(todo))
+	size := 0
+	for i, s := range todo {
+		roots[i] = root(s)
+		size += sessionSize(s, roots[i], stamps[s.ID])
+	}
+	var t sessionTable
+	t.grow(len(todo), size)
+	for i, s := range todo {
+		t.add(s, roots[i], stamps[s.ID])
+	}
+	return t
 }
 
 // fresh reports a load that only adds: the index was emptied first, or
@@ -477,18 +503,12 @@ func (p *syncPlan) fresh() bool {
 	if p.clearAll {
 		return true
 	}
-	for _, s := range p.todo {
-		if _, ok := p.indexed[s.ID]; ok {
+	for i := range p.todo.len() {
+		if _, ok := p.indexed[string(p.todo.bytes(i, strID))]; ok {
 			return false
 		}
 	}
 	return true
-}
-
-// sortTodo puts todo oldest first, so an interrupted cold sync has the
-// history's start.
-func (p *syncPlan) sortTodo() {
-	sort.Slice(p.todo, func(i, j int) bool { return p.todo[i].Created < p.todo[j].Created })
 }
 
 // planChanges plans a sync from what changed since the last one when the
@@ -532,7 +552,9 @@ func (sh *shard) planChanges(ctx context.Context, src source.Source, cfg string,
 	if err != nil {
 		return syncPlan{}, false, err
 	}
-	plan := syncPlan{indexed: indexed, stamps: ch.Stamps, mark: ch.Next, total: ch.Total, roots: map[string]string{}}
+	plan := syncPlan{indexed: indexed, mark: ch.Next, total: ch.Total}
+	var todo []*model.Session
+	roots := map[string]string{}
 	for i := range ch.Sessions {
 		s := &ch.Sessions[i]
 		// Forget records every session of the family it drops (and drops
@@ -554,11 +576,11 @@ func (sh *shard) planChanges(ctx context.Context, src source.Source, cfg string,
 		if old, ok := indexed[s.ID]; ok && isStamp(old, ch.Stamps[s.ID], cfg) {
 			continue
 		}
-		plan.todo = append(plan.todo, s)
-		plan.roots[s.ID] = root
+		todo = append(todo, s)
+		roots[s.ID] = root
 	}
-	plan.sortTodo()
-	sh.e.log.Info("history changes", "source", sh.name, "sessions", len(ch.Sessions), "todo", len(plan.todo), "ms", time.Since(start).Milliseconds())
+	plan.todo = packTodo(todo, func(s *model.Session) string { return roots[s.ID] }, ch.Stamps)
+	sh.e.log.Info("history changes", "source", sh.name, "sessions", len(ch.Sessions), "todo", plan.todo.len(), "ms", time.Since(start).Milliseconds())
 	return plan, true, nil
 }
 
@@ -666,18 +688,25 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 			return err
 		}
 	}
+	if plan.bulk {
+		// What planning held (the listing, the stamps) is garbage now;
+		// collected, the load's target is set from the packed plan alone
+		// (docs/benchmarks.md, "A cold index's plan off the scanned heap").
+		runtime.GC()
+	}
 	writeStart := time.Now()
 	now := writeStart.UnixMilli()
 	// Room for the collector while the sessions are written (gcroom.go),
 	// set again for the heap as it grows at each commit.
 	gc := holdGCRoom()
 	defer gc.release()
-	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), plan.todo)
+	rd := startReader(ctx, src, sh.ix.NewBatchingPreparer(), &plan.todo)
 	defer rd.stop()
-	for i, s := range plan.todo {
+	for i := range plan.todo.len() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		s := plan.todo.session(i)
 		stamp, existed := plan.indexed[s.ID]
 		if existed && !plan.clearAll {
 			// A session written under this configuration keeps the
@@ -690,7 +719,7 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 				return err
 			}
 		}
-		n, df, err := sh.writeSession(ctx, w, rd, s, plan.roots[s.ID], plan.stamps[s.ID]+cfg, now)
+		n, df, err := sh.writeSession(ctx, w, rd, s, plan.todo.str(i, strRoot), plan.todo.str(i, strStamp)+cfg, now)
 		if err != nil {
 			return err
 		}
@@ -701,7 +730,7 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		}
 		res.Parts += n
 		if opts.Progress != nil {
-			opts.Progress(SyncProgress{Done: i + 1, Total: len(plan.todo), Parts: res.Parts})
+			opts.Progress(SyncProgress{Done: i + 1, Total: plan.todo.len(), Parts: res.Parts})
 		}
 		// The reader ends a transaction's worth of sessions (commitEvery
 		// parts) with that transaction's vocabulary counts.
@@ -717,7 +746,7 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		return err
 	}
 	if plan.bulk {
-		sh.e.log.Info("wrote the sessions", "source", sh.name, "sessions", len(plan.todo), "parts", res.Parts, "ms", time.Since(writeStart).Milliseconds())
+		sh.e.log.Info("wrote the sessions", "source", sh.name, "sessions", plan.todo.len(), "parts", res.Parts, "ms", time.Since(writeStart).Milliseconds())
 	}
 	// The indexes a fresh load deferred, made before the sync is recorded
 	// (cut short, the next sync makes them: first, or at its end when it
@@ -833,7 +862,7 @@ func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, 
 		if err != nil {
 			return 0, nil, err
 		}
-		if it.s != s {
+		if it.s.ID != s.ID {
 			return 0, nil, fmt.Errorf("read session %s: the reader is at session %s", s.ID, it.s.ID) // a bug: reader and writer walk todo in step
 		}
 		if it.err != nil {
@@ -886,7 +915,7 @@ type readItem struct {
 // small beside the 150 MB a cold sync may use.
 const readAheadBytes = 8 << 20
 
-func startReader(ctx context.Context, src source.Source, prep *index.Preparer, todo []*model.Session) *reader {
+func startReader(ctx context.Context, src source.Source, prep *index.Preparer, todo *sessionTable) *reader {
 	rctx, cancel := context.WithCancel(ctx)
 	r := &reader{items: make(chan readItem, 256), cancel: cancel, done: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
@@ -912,7 +941,8 @@ func startReader(ctx context.Context, src source.Source, prep *index.Preparer, t
 			}
 		}
 		pending := 0 // parts since the last transaction's end
-		for i, s := range todo {
+		for i := range todo.len() {
+			s := todo.session(i)
 			err := src.Messages(rctx, *s, func(m *model.Message) error {
 				pm := prep.Prepare(m)
 				pending += pm.Parts()
@@ -922,7 +952,7 @@ func startReader(ctx context.Context, src source.Source, prep *index.Preparer, t
 				return nil
 			})
 			end := readItem{s: s, err: err}
-			if pending >= commitEvery || i == len(todo)-1 {
+			if pending >= commitEvery || i == todo.len()-1 {
 				end.df, pending = prep.TakeTerms(), 0
 			}
 			if rctx.Err() != nil || !send(end) || err != nil {

@@ -1033,7 +1033,7 @@ func TestSyncAfterLoadCutShortMakesIndexes(t *testing.T) {
 // Only a load that adds and nothing else drops the indexes: a sync that
 // re-reads a session the index holds deletes its rows through them.
 func TestFreshLoad(t *testing.T) {
-	todo := []*model.Session{{ID: "a"}, {ID: "b"}}
+	todo := packTodo([]*model.Session{{ID: "a"}, {ID: "b"}}, func(s *model.Session) string { return s.ID }, nil)
 	for _, c := range []struct {
 		name string
 		plan syncPlan
