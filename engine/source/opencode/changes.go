@@ -328,13 +328,8 @@ func (s *Source) StampsSince(ctx context.Context, mark string, old map[string]st
 			}
 		}
 		if ch.whole {
-			msgs, parts, v2, err := s.walkAggregates(ctx)
-			if err != nil {
+			if err := s.walkAggregates(ctx, rows); err != nil {
 				return source.Stamped{}, err
-			}
-			for i := range rows {
-				r := &rows[i]
-				r.m, r.p, r.v = msgs[r.id], parts[r.id], v2[r.id]
 			}
 			ch.next.Walked = time.Now().UnixMilli()
 		} else if err := s.lookUpAggregates(ctx, rows, exact); err != nil {
@@ -450,47 +445,61 @@ func describeRowsErr(path string, err error) error {
 	return nil
 }
 
-// walkAggregates reads every session's aggregates from whole tables.
-func (s *Source) walkAggregates(ctx context.Context) (msgs, parts, v2 map[string]agg, err error) {
-	collect := func(q string) (map[string]agg, error) {
-		m := map[string]agg{}
-		rows, err := s.db.QueryContext(ctx, q)
+// walkAggregates sets every row's aggregates from whole tables (zero in a
+// table holding none of the session's rows). They go straight into rows,
+// found by id through one map of rows' own ids. A map of every session's
+// aggregates per table, keyed by ids read again, was held while a cold
+// sync plans, when its memory peaks: at 4.2M parts the largest heap a
+// collection found there was 133-135 MB with them, 123-125 without
+// (docs/benchmarks.md, "A cold index's plan off the scanned heap").
+func (s *Source) walkAggregates(ctx context.Context, rows []stampRow) error {
+	at := make(map[string]int, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		r.m, r.p, r.v = agg{}, agg{}, agg{}
+		at[r.id] = i
+	}
+	collect := func(q string, dst func(*stampRow) *agg) error {
+		rs, err := s.db.QueryContext(ctx, q)
 		if err != nil {
-			return nil, describeDBError(s.dbPath, err)
+			return describeDBError(s.dbPath, err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
+		defer rs.Close()
+		var id sql.RawBytes // copied into again for each row
+		for rs.Next() {
 			var a agg
-			if err := rows.Scan(&id, &a.n, &a.max); err != nil {
-				return nil, describeDBError(s.dbPath, err)
+			if err := rs.Scan(&id, &a.n, &a.max); err != nil {
+				return describeDBError(s.dbPath, err)
 			}
-			m[id] = a
+			if i, ok := at[string(id)]; ok {
+				*dst(&rows[i]) = a
+			}
 		}
-		return m, describeRowsErr(s.dbPath, rows.Err())
+		return describeRowsErr(s.dbPath, rs.Err())
 	}
 	if s.hasV1 {
 		// Side by side on the handle's two connections: each walks a
 		// whole table (at 845k parts the parts' walk takes 2-3 s here,
-		// the messages' 1).
+		// the messages' 1). They set different fields of the rows.
 		var msgErr error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			msgs, msgErr = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM message GROUP BY session_id`)
+			msgErr = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM message GROUP BY session_id`,
+				func(r *stampRow) *agg { return &r.m })
 		}()
-		parts, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM part GROUP BY session_id`)
+		err := collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) FROM part GROUP BY session_id`,
+			func(r *stampRow) *agg { return &r.p })
 		<-done
 		if err = errors.Join(err, msgErr); err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 	}
 	if s.hasV2 {
-		if v2, err = collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) + coalesce(max(seq),0) FROM session_message GROUP BY session_id`); err != nil {
-			return nil, nil, nil, err
-		}
+		return collect(`SELECT session_id, count(*), coalesce(max(time_updated),0) + coalesce(max(seq),0) FROM session_message GROUP BY session_id`,
+			func(r *stampRow) *agg { return &r.v })
 	}
-	return msgs, parts, v2, nil
+	return nil
 }
 
 // lookUpAggregates reads the aggregates of rows[i] for each i in which, one

@@ -627,3 +627,43 @@ func TestSessionsSinceAgreesWithAWholeWalk(t *testing.T) {
 		}
 	}
 }
+
+// A whole walk gives every row the aggregates a lookup of that session
+// gives, and zero for a table holding none of its rows, whatever the row
+// held before (rows carry an old stamp's aggregates until StampsSince
+// decides to walk instead of looking up).
+func TestWalkAggregatesAgreesWithLookups(t *testing.T) {
+	for _, name := range []string{"v1", "v2"} {
+		s := open(t, copyFixture(t, name))
+		ctx := context.Background()
+		sessions, err := s.Sessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked, looked := stampRows(sessions), stampRows(sessions)
+		if len(walked) < 2 {
+			t.Fatalf("%s: %d sessions, want several", name, len(walked))
+		}
+		all := make([]int, len(looked))
+		for i := range walked {
+			all[i] = i
+			walked[i].m, walked[i].p, walked[i].v = agg{99, 99}, agg{98, 98}, agg{97, 97}
+		}
+		if err := s.walkAggregates(ctx, walked); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.lookUpAggregates(ctx, looked, all); err != nil {
+			t.Fatal(err)
+		}
+		counted := false
+		for i := range walked {
+			if walked[i] != looked[i] {
+				t.Errorf("%s, session %s: walked %+v, looked up %+v", name, walked[i].id, walked[i], looked[i])
+			}
+			counted = counted || walked[i].m.n > 0 || walked[i].v.n > 0
+		}
+		if !counted {
+			t.Errorf("%s: no session has rows counted; the test cannot tell", name)
+		}
+	}
+}
