@@ -470,7 +470,8 @@ func (sh *shard) planWhole(ctx context.Context, src source.Source, cfg string, f
 		// first (the source's tables of counts are garbage by now), the
 		// packing grows a heap of the listing and its stamps, not one whose
 		// target is twice those and the tables: peak RSS 301 against 218
-		// MB at 4.2M parts. apply collects the listing once it is packed.
+		// MB at 4.2M parts (runs beside other work, sampled each second).
+		// apply collects the listing once it is packed.
 		runtime.GC()
 	}
 	plan.todo = packTodo(todo, func(s *model.Session) string { return rootOf(s, byID) }, stamps)
@@ -706,8 +707,8 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s := plan.todo.session(i)
-		stamp, existed := plan.indexed[s.ID]
+		id := plan.todo.str(i, strID)
+		stamp, existed := plan.indexed[id]
 		if existed && !plan.clearAll {
 			// A session written under this configuration keeps the
 			// documents it writes again unchanged (Writer.RereadSession).
@@ -715,11 +716,11 @@ func (sh *shard) apply(ctx context.Context, src source.Source, fp, cfg string, p
 			if strings.HasSuffix(stamp, cfg) {
 				drop = w.RereadSession
 			}
-			if err := drop(ctx, s.ID); err != nil {
+			if err := drop(ctx, id); err != nil {
 				return err
 			}
 		}
-		n, df, err := sh.writeSession(ctx, w, rd, s, plan.todo.str(i, strRoot), plan.todo.str(i, strStamp)+cfg, now)
+		n, df, err := sh.writeSession(ctx, w, rd, id, plan.todo.str(i, strRoot), plan.todo.str(i, strStamp)+cfg, now)
 		if err != nil {
 			return err
 		}
@@ -852,21 +853,24 @@ func isStamp(stored, st, cfg string) bool {
 	return len(stored) == len(st)+len(cfg) && strings.HasPrefix(stored, st) && strings.HasSuffix(stored, cfg)
 }
 
-// writeSession writes the reader's next session; df is non-nil when the
-// transaction is to end after it, holding its vocabulary counts.
-func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, s *model.Session, root, stamp string, now int64) (parts int, df map[string]int, err error) {
+// writeSession writes the reader's next session, id (the session the
+// reader took from the plan: the one its items carry); df is non-nil when
+// the transaction is to end after it, holding its vocabulary counts.
+func (sh *shard) writeSession(ctx context.Context, w *index.Writer, rd *reader, id, root, stamp string, now int64) (parts int, df map[string]int, err error) {
 	var counts index.SessionCounts
+	var s *model.Session
 	ord := 0
 	for {
 		it, err := rd.next(ctx)
 		if err != nil {
 			return 0, nil, err
 		}
-		if it.s.ID != s.ID {
-			return 0, nil, fmt.Errorf("read session %s: the reader is at session %s", s.ID, it.s.ID) // a bug: reader and writer walk todo in step
+		if it.s.ID != id {
+			return 0, nil, fmt.Errorf("read session %s: the reader is at session %s", id, it.s.ID) // a bug: reader and writer walk todo in step
 		}
+		s = it.s
 		if it.err != nil {
-			return 0, nil, fmt.Errorf("read session %s: %w", s.ID, it.err)
+			return 0, nil, fmt.Errorf("read session %s: %w", id, it.err)
 		}
 		if it.m == nil {
 			df = it.df
