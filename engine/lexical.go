@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ type shardTerm struct {
 	// vocabulary terms it starts, breaks ties among the common ones.
 	matchDF  int
 	prefixDF int
+	// wholeDF is how many documents hold a compound's whole form (without
+	// corrections), counted up to wholeFormEnough; see matchQuery.
+	wholeDF int
 	corr     []string // typo corrections from this shard's vocabulary
 	needles  []string // stems of single-word corrections
 	parts    []string // a multi-word correction's words
@@ -111,6 +115,11 @@ func (sh *shard) lexTerms(ctx context.Context, used []query.Term) (*shardLex, er
 					st.needles = append(st.needles, g)
 				}
 			}
+		}
+	}
+	for j, t := range used {
+		if err := lx.countWhole(ctx, t, &lx.terms[j]); err != nil {
+			return nil, err
 		}
 	}
 	if len(used) == 1 {
@@ -207,6 +216,56 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm, limi
 	return err
 }
 
+// wholeFormEnough is how many documents must hold a compound's whole form
+// (`plan_prod`, `test_list_transactions`) for the FTS match to take that
+// form alone; fewer, and it also takes the phrase of the compound's parts
+// (`"plan prod"`), which finds the identifier written apart or inside a
+// longer one. The phrase is what such a match costs: FTS5 walks every
+// document holding all its words, common ones, to compare their
+// positions. At 4.2M parts the newest 4,000 documents matching
+// `"plan_prod" OR "plan prod"` took 9.3 ms to walk, `"plan_prod"` alone
+// 0.7 ms (docs/benchmarks.md, "Compounds by their whole form"). With as
+// many documents holding the identifier itself as the match hands to
+// re-ranking (MaxCandidates), those are what it ranks first anyway. A
+// variable so tests can move it.
+var wholeFormEnough = MaxCandidates
+
+// countWhole sets st.wholeDF for a compound without corrections.
+func (lx *shardLex) countWhole(ctx context.Context, t query.Term, st *shardTerm) error {
+	if len(t.Tokens) < 2 || len(lx.alts[t.Key()]) > 0 {
+		return nil
+	}
+	var err error
+	st.wholeDF, err = lx.sh.ix.TermMatches(ctx, query.Term{Raw: t.Key(), Tokens: t.Tokens[:1]}, nil, wholeFormEnough)
+	return err
+}
+
+// matchQuery is q as the shard's FTS match takes it: a compound whose
+// whole form alone holds wholeFormEnough documents is matched by that
+// form alone (its Tokens cut to the whole form). Its place among the
+// terms is kept, so the match's phrases still number the same terms
+// (phraseHits); ranking and snippets go on taking q itself.
+func (lx *shardLex) matchQuery(q query.Query) query.Query {
+	used := q.Searchable()
+	whole := map[string]bool{}
+	for j, t := range used {
+		if len(t.Tokens) > 1 && lx.terms[j].wholeDF >= wholeFormEnough {
+			whole[t.Key()] = true
+		}
+	}
+	if len(whole) == 0 {
+		return q
+	}
+	out := q
+	out.Terms = slices.Clone(q.Terms)
+	for i, t := range out.Terms {
+		if whole[t.Key()] {
+			out.Terms[i].Tokens = t.Tokens[:1]
+		}
+	}
+	return out
+}
+
 // commonTerms picks the terms left out of the FTS match under MatchBudget:
 // terms are taken rarest first, by the documents their match touches in
 // all the shards together, until the budget is spent; the rarest always
@@ -281,8 +340,9 @@ var matchBudget = MatchBudget
 // anyway. Only when too few hold both does the rarest term's own match
 // run.
 func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, skip map[string]bool, both []string) error {
+	mq := lx.matchQuery(q)
 	if both != nil && len(q.Phrases) == 0 {
-		if m := index.CompileMatchAll(q, lx.alts, both); m.Expr != "" {
+		if m := index.CompileMatchAll(mq, lx.alts, both); m.Expr != "" {
 			// Both words are over the budget: walked for a window unless
 			// the history is no larger than one.
 			cands, texts, from, err := lx.rankWindow(ctx, m, f, lx.docs > matchWindow, minBothCandidates)
@@ -295,7 +355,7 @@ func (lx *shardLex) match(ctx context.Context, q query.Query, f query.Filter, sk
 			}
 		}
 	}
-	m := index.CompileMatch(q, lx.alts, skip)
+	m := index.CompileMatch(mq, lx.alts, skip)
 	if lx.expr = m.Expr; lx.expr == "" {
 		return nil
 	}

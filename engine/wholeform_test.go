@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/recallhq/recall/engine/query"
+)
+
+// A compound that enough documents hold whole is matched by its whole form
+// alone: the phrase of its parts costs the match a walk of every document
+// holding its words, and adds only documents that write it apart. Fewer,
+// and the phrase stays in, so the identifier written apart is still found.
+func TestCompoundMatchedByWholeFormWhenEnoughHoldIt(t *testing.T) {
+	e := openFixture(t, "v1")
+	ctx := context.Background()
+	sh := e.shards[0]
+	whole, err := sh.ix.MatchCount(ctx, `"half_cent"`, query.Filter{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart, err := sh.ix.MatchCount(ctx, `"half cent"`, query.Filter{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole == 0 || apart <= whole {
+		t.Fatalf("half_cent: %d documents whole, %d by its parts; the test needs some that write it apart only", whole, apart)
+	}
+	defer func(n int) { wholeFormEnough = n }(wholeFormEnough)
+	for _, c := range []struct {
+		enough    int
+		wantParts bool
+	}{{whole + 1, true}, {whole, false}, {MaxCandidates, true}} {
+		wholeFormEnough = c.enough
+		for _, q := range []string{"halfCent", "half_cent refund", "refund totals halfCent"} {
+			var res SearchResult
+			lr, err := e.lexicalRank(ctx, e.shards, SearchParams{Query: q, Limit: 10}, query.Parse(q), query.Filter{}, &res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expr := lr.exprs[sh]
+			if got := strings.Contains(expr, `"half cent"`); got != c.wantParts {
+				t.Errorf("%q with %d documents holding the whole form and wholeFormEnough %d: match %s, want the phrase of its parts: %v",
+					q, whole, c.enough, expr, c.wantParts)
+			}
+			if q != "halfCent" {
+				continue
+			}
+			want := whole
+			if c.wantParts {
+				want = apart
+			}
+			if len(lr.cands) != want {
+				t.Errorf("%q with wholeFormEnough %d: %d candidates, want %d", q, c.enough, len(lr.cands), want)
+			}
+		}
+	}
+}
