@@ -35,9 +35,9 @@ type shardTerm struct {
 	// wholeDF is how many documents hold a compound's whole form (without
 	// corrections), counted up to wholeFormEnough; see matchQuery.
 	wholeDF int
-	corr     []string // typo corrections from this shard's vocabulary
-	needles  []string // stems of single-word corrections
-	parts    []string // a multi-word correction's words
+	corr    []string // typo corrections from this shard's vocabulary
+	needles []string // stems of single-word corrections
+	parts   []string // a multi-word correction's words
 }
 
 // shardLex is one shard's part of a lexical search.

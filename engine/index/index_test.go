@@ -427,6 +427,10 @@ func TestMatchExpr(t *testing.T) {
 		`parseConfig "too many" -lazy`: `(("parse_config" OR "parse config") OR "too many") NOT ("lazy")`,
 		`NEAR(a b)`:                    `"near" OR "b"`, // "a" is a stopword; NEAR is a word here
 		`-only`:                        ``,
+		// A quoted compound by its whole form (the index holds its parts
+		// after it wherever it holds it); an excluded one as typed.
+		`"users_email_key" -"ErrEmailTaken"`: `("users_email_key") NOT ("err_email_taken err email taken erremailtaken")`,
+		`"create users_email_key"`:           `"create users_email_key users email key"`,
 	} {
 		if got := MatchExpr(query.Parse(in), nil, nil); got != want {
 			t.Errorf("%q: %s, want %s", in, got, want)

@@ -79,7 +79,16 @@ func CompileMatch(q query.Query, alts Alternatives, skip map[string]bool) Match 
 		any = append(any, b.term(t, alts, j))
 	}
 	for _, p := range q.Phrases {
-		any = append(any, b.phrase(p.Tokens, PhraseQuoted))
+		toks := p.Tokens
+		if p.Compound {
+			// Its whole form, where the index holds its parts too: walking
+			// the phrase compares the parts' positions in every document
+			// holding them all (27 of 34 ms for `"users_email_key"` at
+			// 4.2M parts), and only a camelCase one's glued form
+			// (`erremailtaken`, see package tokens) kept it narrower.
+			toks = toks[:1]
+		}
+		any = append(any, b.phrase(toks, PhraseQuoted))
 	}
 	if len(any) == 0 {
 		return Match{}

@@ -35,6 +35,27 @@ func (t Term) Key() string {
 type Phrase struct {
 	Raw    string
 	Tokens []string
+	// Compound: the phrase is one compound (`"users_email_key"`), its
+	// Tokens its whole form and then its parts, a sequence the index
+	// holds wherever it holds that whole form (see package tokens).
+	Compound bool
+}
+
+// newPhrase is the phrase of body.
+func newPhrase(body string) Phrase {
+	p := Phrase{Raw: body}
+	one := true
+	var first tokens.Token
+	tokens.Each(body, func(t tokens.Token) {
+		if len(p.Tokens) == 0 {
+			first = t
+		} else if t.Start < first.Start || t.End > first.End {
+			one = false // a token of another compound or word
+		}
+		p.Tokens = append(p.Tokens, t.Text)
+	})
+	p.Compound = one && len(p.Tokens) > 1 && first.Whole
+	return p
 }
 
 // Query is a parsed search query.
@@ -121,7 +142,7 @@ func Parse(raw string) Query {
 			if tokens.Overlong(body) {
 				q.Overlong = append(q.Overlong, body)
 			}
-			p := Phrase{Raw: body, Tokens: tokens.Terms(body)}
+			p := newPhrase(body)
 			if len(p.Tokens) == 0 {
 				continue
 			}

@@ -19,6 +19,29 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// A quoted compound is marked so the index can match its whole form; a
+// phrase of several words, or of a compound and a word, is not.
+func TestParsePhraseOfOneCompound(t *testing.T) {
+	for in, want := range map[string]bool{
+		`"users_email_key"`:        true,
+		`"ErrEmailTaken"`:          true,
+		`"etl/redact.py"`:          true,
+		`"half cent"`:              false,
+		`"create users_email_key"`: false,
+		`"users_email_key index"`:  false,
+		`"refund"`:                 false,
+		`"a.b c.d"`:                false,
+	} {
+		q := Parse(in)
+		if len(q.Phrases) != 1 {
+			t.Fatalf("%s: phrases %+v", in, q.Phrases)
+		}
+		if p := q.Phrases[0]; p.Compound != want {
+			t.Errorf("%s: Compound %v, want %v (tokens %q)", in, p.Compound, want, p.Tokens)
+		}
+	}
+}
+
 func TestParseOddInput(t *testing.T) {
 	for _, in := range []string{`"unclosed`, `-`, `--`, `""`, `NEAR(a b)`, `a AND OR NOT b*`, `"`, `-"`, `(foo,bar)`, "\x00\xff"} {
 		q := Parse(in) // must not panic
