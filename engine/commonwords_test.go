@@ -91,4 +91,22 @@ func TestCommonWordsPairedByWhatTheyMatch(t *testing.T) {
 		t.Errorf("paired %q, want the two smallest matches, \"quota files\" (counts %d %d %d)",
 			both, lx.terms[0].matchDF, lx.terms[1].matchDF, lx.terms[2].matchDF)
 	}
+
+	// A term counted after the two rarest stops one past the second of
+	// them: whatever it matches beyond, it is left out ("ledger", the
+	// likeliest common by its prefix frequency, is counted last).
+	used = query.Parse("files rounds quota ledger").Searchable()
+	if lx, err = e.shards[0].lexTerms(ctx, used); err != nil {
+		t.Fatal(err)
+	}
+	_, both = commonTerms(used, []*shardLex{lx})
+	all, err := e.shards[0].ix.MatchCount(ctx, `"ledger"`, query.Filter{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := lx.terms[0].matchDF // files
+	if strings.Join(both, " ") != "quota files" || all <= second+1 || lx.terms[3].matchDF != second+1 {
+		t.Errorf("paired %q; ledger counted to %d of its %d documents, want %d (files' %d + 1)",
+			both, lx.terms[3].matchDF, all, second+1, second)
+	}
 }
