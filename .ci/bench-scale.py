@@ -172,11 +172,11 @@ def table(rows):
                      f"{r['write_p50']:.0f} / {r['write_p95']:.0f} ms |")
     if len(rows) > 1:
         lines += ["", "Growth from one size to the next (each ~4x the history):", "",
-                  "| step | parts | cold index s | CLI p50 | CLI p95 | in-process p95 | index size | sync after a write p50 |", "|---|---|---|---|---|---|---|---|"]
+                  "| step | parts | cold index s | CLI p50 | CLI p95 | in-process p50 | in-process p95 | index size | sync after a write p50 |", "|---|---|---|---|---|---|---|---|---|"]
         for a, b in zip(rows, rows[1:]):
             g = lambda k: b[k] / a[k] if a[k] else float("nan")
             lines.append(f"| {a['sessions']:,} → {b['sessions']:,} | {g('parts'):.1f}x | {g('index_s'):.1f}x | "
-                         f"{g('cli_p50'):.2f}x | {g('cli_p95'):.2f}x | {g('eng_p95'):.2f}x | {g('index_mb'):.1f}x | {g('write_p50'):.2f}x |")
+                         f"{g('cli_p50'):.2f}x | {g('cli_p95'):.2f}x | {g('eng_p50'):.2f}x | {g('eng_p95'):.2f}x | {g('index_mb'):.1f}x | {g('write_p50'):.2f}x |")
     return "\n".join(lines)
 
 
