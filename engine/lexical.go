@@ -223,12 +223,17 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm, limi
 	// counting the phrase costs as much as matching it (5 of the 40 ms
 	// DB_MAX_OPEN_CONNS took on the benchmark history, where the phrase
 	// matches 2,470 documents and the whole form 2,090).
+	whole := len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0
+	if whole && st.wholeDF < wholeFormEnough {
+		st.matchDF = min(st.wholeDF, limit) // countWhole counted all of it
+		return nil
+	}
 	st.matchDF = limit
 	if st.prefixDF >= limit {
 		return nil
 	}
 	ct := t
-	if len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0 {
+	if whole {
 		ct = query.Term{Raw: t.Key(), Tokens: t.Tokens[:1]}
 	}
 	var err error
@@ -250,7 +255,9 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm, limi
 // variable so tests can move it.
 var wholeFormEnough = MaxCandidates
 
-// countWhole sets st.wholeDF for a compound without corrections.
+// countWhole sets st.wholeDF for a compound without corrections; count
+// takes it as the compound's count when it is below wholeFormEnough (the
+// count then holds all of it).
 func (lx *shardLex) countWhole(ctx context.Context, t query.Term, st *shardTerm) error {
 	if len(t.Tokens) < 2 || len(lx.alts[t.Key()]) > 0 {
 		return nil
@@ -437,7 +444,7 @@ func (lx *shardLex) mayOverflow(ctx context.Context, q query.Query, skip map[str
 		// A lone word is walked at once (its walk costs what counting it
 		// would); a lone compound is counted by its whole form, as above.
 		if t := used[0]; len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0 {
-			st := shardTerm{}
+			st := shardTerm{wholeDF: lx.terms[0].wholeDF}
 			err := lx.count(ctx, t, &st, matchWindow+1)
 			return st.matchDF > matchWindow, err
 		}

@@ -34,6 +34,16 @@ func TestCompoundMatchedByWholeFormWhenEnoughHoldIt(t *testing.T) {
 		wantParts bool
 	}{{whole + 1, true}, {whole, false}, {MaxCandidates, true}} {
 		wholeFormEnough = c.enough
+		// The budget's count of the compound is its whole form's, whether
+		// taken from countWhole (below wholeFormEnough) or counted again.
+		used := query.Parse("halfCent qqqzzzvvv").Searchable()
+		lx, err := sh.lexTerms(ctx, used)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lx.terms[0].matchDF; got != whole {
+			t.Errorf("wholeFormEnough %d: the budget counts halfCent as %d documents, its whole form holds %d", c.enough, got, whole)
+		}
 		for _, q := range []string{"halfCent", "half_cent refund", "refund totals halfCent"} {
 			var res SearchResult
 			lr, err := e.lexicalRank(ctx, e.shards, SearchParams{Query: q, Limit: 10}, query.Parse(q), query.Filter{}, &res)
