@@ -223,7 +223,7 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm, limi
 	// counting the phrase costs as much as matching it (5 of the 40 ms
 	// DB_MAX_OPEN_CONNS took on the benchmark history, where the phrase
 	// matches 2,470 documents and the whole form 2,090).
-	whole := len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0
+	whole := lx.countedWhole(t)
 	if whole && st.wholeDF < wholeFormEnough {
 		st.matchDF = min(st.wholeDF, limit) // countWhole counted all of it
 		return nil
@@ -234,7 +234,7 @@ func (lx *shardLex) count(ctx context.Context, t query.Term, st *shardTerm, limi
 	}
 	ct := t
 	if whole {
-		ct = query.Term{Raw: t.Key(), Tokens: t.Tokens[:1]}
+		ct = wholeForm(t)
 	}
 	var err error
 	st.matchDF, err = lx.sh.ix.TermMatches(ctx, ct, lx.alts, limit)
@@ -259,13 +259,22 @@ var wholeFormEnough = MaxCandidates
 // takes it as the compound's count when it is below wholeFormEnough (the
 // count then holds all of it).
 func (lx *shardLex) countWhole(ctx context.Context, t query.Term, st *shardTerm) error {
-	if len(t.Tokens) < 2 || len(lx.alts[t.Key()]) > 0 {
+	if !lx.countedWhole(t) {
 		return nil
 	}
 	var err error
-	st.wholeDF, err = lx.sh.ix.TermMatches(ctx, query.Term{Raw: t.Key(), Tokens: t.Tokens[:1]}, nil, wholeFormEnough)
+	st.wholeDF, err = lx.sh.ix.TermMatches(ctx, wholeForm(t), nil, wholeFormEnough)
 	return err
 }
+
+// countedWhole reports a compound without corrections: its match is
+// counted by its whole form (see count).
+func (lx *shardLex) countedWhole(t query.Term) bool {
+	return len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0
+}
+
+// wholeForm is compound t as its whole form alone.
+func wholeForm(t query.Term) query.Term { return query.Term{Raw: t.Key(), Tokens: t.Tokens[:1]} }
 
 // matchQuery is q as the shard's FTS match takes it: a compound whose
 // whole form alone holds wholeFormEnough documents is matched by that
@@ -443,7 +452,7 @@ func (lx *shardLex) mayOverflow(ctx context.Context, q query.Query, skip map[str
 	if len(used) == 1 {
 		// A lone word is walked at once (its walk costs what counting it
 		// would); a lone compound is counted by its whole form, as above.
-		if t := used[0]; len(t.Tokens) > 1 && len(lx.alts[t.Key()]) == 0 {
+		if t := used[0]; lx.countedWhole(t) {
 			st := shardTerm{wholeDF: lx.terms[0].wholeDF}
 			err := lx.count(ctx, t, &st, matchWindow+1)
 			return st.matchDF > matchWindow, err
