@@ -43,11 +43,12 @@ type bm25Hits struct {
 	idf   []float64 // set on the first row, with avgdl
 	avgdl float64
 	err   int32
-	// top holds the best limit scores so far (-score, a min-heap) when the
-	// statement keeps only its best limit rows (ORDER BY score LIMIT);
-	// see recallBM25.
+	// top holds the best limit rows so far (a heap, the worst first): the
+	// rows pickBest reads, or, for a statement that keeps its best limit
+	// rows itself (ORDER BY score, rowid LIMIT), the bound that rows are
+	// pruned by (see recallBM25).
 	limit int
-	top   []float64
+	top   []scoredRow
 	// The last row scored and its result: a statement that names the
 	// score twice in a way SQLite evaluates twice a row (none of
 	// MatchTexts' does) must not count the row twice among the best.
@@ -71,10 +72,11 @@ var (
 )
 
 // withHits registers hits for one statement and returns its key and the
-// function that drops it when the statement is done. A statement that
-// keeps only its best limit rows by this score (ORDER BY it, LIMIT limit)
-// passes limit, so rows that cannot be among them are not scored in full
-// (0: every row is).
+// function that drops it when the statement is done. With limit > 0 the
+// function keeps the best limit rows it scores (h.top, which pickBest
+// reads), and rows that cannot be among them are not scored in full (a
+// statement that keeps its best limit rows itself, ORDER BY the score
+// LIMIT limit, may pass limit for that alone; 0: every row is).
 // Rows' lengths are read from doc_lens through lens (nil: FTS5's docsize
 // alone, for a table with no doc_lens).
 func withHits(hits []int64, limit int, lens *lensCache) (key int64, done func()) {
@@ -283,7 +285,7 @@ func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintp
 	// length bounds it: a row whose bound is below the limit-th best score
 	// so far cannot be among the rows kept, and scores 0 (below every
 	// matching row: each holds a phrase) without the lookup.
-	if len(h.top) == h.limit && h.limit > 0 && h.score(freq, float64(last+1)) < h.top[0] {
+	if len(h.top) == h.limit && h.limit > 0 && h.score(freq, float64(last+1)) < h.top[0].score {
 		h.prunedRows++
 		h.result(tls, pCtx, row, 0)
 		return
@@ -298,7 +300,7 @@ func recallBM25(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintp
 	}
 	score := h.score(freq, float64(n))
 	if h.limit > 0 {
-		h.keep(score)
+		h.keep(row, score)
 	}
 	h.result(tls, pCtx, row, -score)
 }
@@ -322,13 +324,27 @@ func (h *bm25Hits) score(freq []float64, d float64) float64 {
 	return s
 }
 
-// keep adds score to the best limit scores (h.top, a min-heap).
-func (h *bm25Hits) keep(score float64) {
+// scoredRow is a row and its BM25 (positive: the higher, the better).
+type scoredRow struct {
+	row   int64
+	score float64
+}
+
+// worse reports whether a ranks below b: a lower score, or the same
+// score and a newer (higher) row, as ORDER BY -score, rowid puts them.
+func (a scoredRow) worse(b scoredRow) bool {
+	return a.score < b.score || a.score == b.score && a.row > b.row
+}
+
+// keep adds the row to the best limit rows (h.top, a heap with the worst
+// at its root) if it ranks above the worst of them.
+func (h *bm25Hits) keep(row int64, score float64) {
+	r := scoredRow{row, score}
 	if len(h.top) < h.limit {
-		h.top = append(h.top, score)
+		h.top = append(h.top, r)
 		for i := len(h.top) - 1; i > 0; {
 			p := (i - 1) / 2
-			if h.top[p] <= h.top[i] {
+			if !h.top[i].worse(h.top[p]) {
 				break
 			}
 			h.top[p], h.top[i] = h.top[i], h.top[p]
@@ -336,17 +352,17 @@ func (h *bm25Hits) keep(score float64) {
 		}
 		return
 	}
-	if score <= h.top[0] {
+	if !h.top[0].worse(r) {
 		return
 	}
-	h.top[0] = score
+	h.top[0] = r
 	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h.top) && h.top[l] < h.top[m] {
+		l, rt, m := 2*i+1, 2*i+2, i
+		if l < len(h.top) && h.top[l].worse(h.top[m]) {
 			m = l
 		}
-		if r < len(h.top) && h.top[r] < h.top[m] {
-			m = r
+		if rt < len(h.top) && h.top[rt].worse(h.top[m]) {
+			m = rt
 		}
 		if m == i {
 			break

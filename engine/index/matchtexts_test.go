@@ -5,6 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -247,4 +250,102 @@ func TestOneCommandReadsWithoutCancellation(t *testing.T) {
 		}
 		ix.Close()
 	}
+}
+
+// The score function keeps a match's best rows itself (pickBest), where
+// SQLite's ORDER BY score, rowid LIMIT kept them: the same rows, in the
+// same order, with the same scores and texts, as bm25() ranks them in SQL,
+// when many documents score the same (a history repeats its errors and
+// its commands' output) and the limit falls inside a run of equal ones,
+// for the whole match and for its newest n.
+func TestPickedRowsAreTheStatementsWithEqualScores(t *testing.T) {
+	ix := openIndex(t, filepath.Join(privateDir(t), "i.db"))
+	t.Cleanup(func() { ix.Close() })
+	ctx := context.Background()
+	w, err := ix.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nine sessions holding the same five documents: equal scores in runs
+	// of nine, told apart only by their age.
+	texts := []string{"pelican", "pelican pelican", "the pelican flew over the harbour", "ERR_PELICAN_42 pelican",
+		"no bird here", "gulls on the pier", "a heron waits", "tide tables", "kestrel overhead"}
+	for i := range 9 {
+		s := model.Session{ID: fmt.Sprintf("ses_%d", i), Title: "copy", Directory: []string{"/w/app", "/w/lib"}[i%2], Created: int64(1000 * (i + 1)), Updated: int64(1000*(i+1) + 500)}
+		var c SessionCounts
+		for j, text := range texts {
+			m := model.Message{ID: fmt.Sprintf("msg_%d_%d", i, j), SessionID: s.ID, Role: []string{"user", "assistant"}[j%2], Created: s.Created + int64(j),
+				Parts: []model.Part{textPart(fmt.Sprintf("prt_%d_%d", i, j), []string{"text", "reasoning"}[j%2], text)}}
+			if err := w.PutMessage(ctx, &s, s.ID, j, &m, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.PutSession(ctx, &s, SessionMeta{RootID: s.ID, Stamp: "stamp", Now: 9}, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := Match{Expr: `"pelican"`, Phrases: []int{PhraseQuoted}}
+	for name, f := range matchFilters {
+		all, allTexts, err := ix.MatchTexts(ctx, m, nil, f, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal := 0
+		for i := 1; i < len(all); i++ {
+			if all[i].BM25 == all[i-1].BM25 {
+				equal++
+			}
+		}
+		if equal < len(all)/2 {
+			t.Fatalf("%s: %d of %d matches score as the one before; the test needs runs of equal scores", name, equal, len(all))
+		}
+		newest := newestFirst(all)
+		for _, limit := range []int{1, 4, 7, 13, 1000} {
+			want, _, err := ix.MatchTexts(ctx, m, nil, f, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotTexts, err := ix.MatchTexts(ctx, m, []int64{-1}, f, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameRanking(got, want) {
+				t.Errorf("%s limit %d: picked\n %+v\nwant bm25()'s\n %+v", name, limit, got, want)
+			}
+			for _, c := range got {
+				if gotTexts[c.DocRID] != allTexts[c.DocRID] {
+					t.Errorf("%s: text of %d is %q, want %q", name, c.DocRID, gotTexts[c.DocRID], allTexts[c.DocRID])
+				}
+			}
+			for _, n := range []int{1, 5, 11, len(all)} {
+				var wantNewest []Candidate
+				for _, c := range all {
+					if slices.Contains(newest[:n], c.DocRID) && len(wantNewest) < limit {
+						wantNewest = append(wantNewest, c)
+					}
+				}
+				got, _, held, _, err := ix.MatchNewest(ctx, m, []int64{-1}, f, n, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if held != n || !sameRanking(got, wantNewest) {
+					t.Errorf("%s newest %d limit %d: held %d, picked\n %+v\nwant\n %+v", name, n, limit, held, got, wantNewest)
+				}
+			}
+		}
+	}
+}
+
+// sameRanking reports whether two rankings hold the same documents in the
+// same order, with the same scores but for the last bits (recall_bm25
+// computes bm25()'s formula in Go).
+func sameRanking(a, b []Candidate) bool {
+	return slices.EqualFunc(a, b, func(x, y Candidate) bool {
+		close := math.Abs(x.BM25-y.BM25) <= 1e-9*math.Abs(y.BM25)
+		x.BM25, y.BM25 = 0, 0
+		return x == y && close
+	})
 }

@@ -249,8 +249,8 @@ const candidateCols = `d.rid, d.part_rid, d.session_id, d.root_id, d.message_id,
 
 // matchQuery is the SQL of the FTS match under f, best BM25 first (b =
 // 0.75 is kept; k1 default), ties oldest first: candidateCols, the score,
-// then extra. The score is score, an expression over docs_fts
-// (bm25Score's).
+// then extra. The score is score, an expression over docs_fts (bm25(),
+// which counts each phrase's documents itself).
 func matchQuery(expr, score string, f query.Filter, limit int, extra string) (string, []any) {
 	where, args := where(f)
 	if where == "" {
@@ -263,19 +263,6 @@ func matchQuery(expr, score string, f query.Filter, limit int, extra string) (st
 	return `SELECT ` + candidateCols + `, ` + score + ` AS score` + extra + `
 			FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
 			WHERE docs_fts MATCH ?` + where + ` ORDER BY score, d.rid LIMIT ?`, append(append([]any{expr}, args...), limit)
-}
-
-// bm25Score is the BM25 of a match whose phrases match hits documents
-// each (see recall_bm25; nil: FTS5's bm25(), which counts them), for a
-// statement that keeps its best limit rows by it: the score expression,
-// the arguments it takes (before the match's own), and the function that
-// ends their registration once the statement is done.
-func bm25Score(hits []int64, limit int, lens *lensCache) (score string, args []any, done func()) {
-	if hits == nil {
-		return `bm25(docs_fts)`, nil, func() {}
-	}
-	key, done := withHits(hits, limit, lens)
-	return `recall_bm25(docs_fts, ?)`, []any{key}, done
 }
 
 // MatchNewest ranks the newest n documents matching m under f (every
@@ -304,17 +291,12 @@ func (ix *Index) MatchNewest(ctx context.Context, m Match, hits []int64, f query
 	defer done()
 	walked := bm25Lookup(key)
 	where, wargs := where(f)
-	walk := `SELECT rowid, recall_bm25(docs_fts, ?) AS score FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT ?`
+	walk := `SELECT count(s) FROM (SELECT recall_bm25(docs_fts, ?) AS s FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT ?)`
 	if where != "" {
-		walk = `SELECT docs_fts.rowid AS rowid, recall_bm25(docs_fts, ?) AS score FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
-			WHERE docs_fts MATCH ?` + where + ` ORDER BY docs_fts.rowid DESC LIMIT ?`
+		walk = `SELECT count(s) FROM (SELECT recall_bm25(docs_fts, ?) AS s FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
+			WHERE docs_fts MATCH ?` + where + ` ORDER BY docs_fts.rowid DESC LIMIT ?)`
 	}
-	args := append(append([]any{key, m.Expr}, wargs...), n, limit)
-	inner := `SELECT ` + candidateCols + `, w.score AS score, d.text AS dtext FROM
-		(SELECT rowid, score FROM (` + walk + `) ORDER BY score, rowid LIMIT ?) w
-		JOIN docs d ON d.rid = w.rowid`
-	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid`
-	out, texts, err := ix.candidateTexts(ctx, q, args, limit)
+	out, texts, err := ix.pickBest(ctx, walked, walk, append(append([]any{key, m.Expr}, wargs...), n)...)
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
@@ -329,25 +311,74 @@ func (ix *Index) MatchNewest(ctx context.Context, m Match, hits []int64, f query
 
 // MatchTexts returns up to limit documents matching m under f, best BM25
 // first (ties oldest first), with each one's text
-// (DocText's), read in the same statement: the candidates' rows are found
-// once, where DocText looked each docs row up again by rid and then its
-// part. hits is what each of m's phrases matches (see recall_bm25; nil:
-// FTS5's bm25() counts them over the whole index).
+// (DocText's). hits is what each of m's phrases matches (see recall_bm25;
+// nil: FTS5's bm25() counts them over the whole index, and SQLite keeps
+// the best rows).
 func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.Filter, limit int) ([]Candidate, map[int64]string, error) {
-	if hits != nil && len(hits) != len(m.Phrases) {
+	if hits == nil {
+		inner, args := matchQuery(m.Expr, `bm25(docs_fts)`, f, limit, `, d.text AS dtext`)
+		q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid`
+		return ix.candidateTexts(ctx, q, args, limit, nil)
+	}
+	if len(hits) != len(m.Phrases) {
 		return nil, nil, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
 	}
-	score, args, done := bm25Score(hits, limit, &ix.lens)
+	key, done := withHits(hits, limit, &ix.lens)
 	defer done()
-	inner, margs := matchQuery(m.Expr, score, f, limit, `, d.text AS dtext`)
-	args = append(args, margs...)
-	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid`
-	return ix.candidateTexts(ctx, q, args, limit)
+	where, wargs := where(f)
+	// An auxiliary function cannot be an aggregate's argument: the walk is
+	// a subquery, kept one by its LIMIT (of none).
+	walk := `SELECT count(s) FROM (SELECT recall_bm25(docs_fts, ?) AS s FROM docs_fts WHERE docs_fts MATCH ? LIMIT -1)`
+	if where != "" {
+		walk = `SELECT count(s) FROM (SELECT recall_bm25(docs_fts, ?) AS s FROM docs_fts JOIN docs d ON d.rid = docs_fts.rowid
+			WHERE docs_fts MATCH ?` + where + ` LIMIT -1)`
+	}
+	return ix.pickBest(ctx, bm25Lookup(key), walk, append([]any{key, m.Expr}, wargs...)...)
+}
+
+// pickBest runs walk, a statement of one row that scores every document it
+// walks with recall_bm25 under h, which keeps the best h.limit of them
+// (ties oldest first, as ORDER BY -score, rowid), and reads those rows
+// with their texts.
+//
+// The best rows were kept by SQLite before, ORDER BY score, rowid LIMIT
+// over the walk: its sorter inserts every row that ranks among the best
+// so far into a B-tree and deletes the worst, and a walk newest first
+// meets equal scores newest first, each then ranking above the one kept
+// (ties go to the oldest). A history holds many equal documents (the same
+// error, the same command's output); the benchmark clones hold five of
+// each. At 4.2M parts the sorter's B-tree was a fifth of the CPU of
+// "'cacheTime' does not exist in type", whose match ranks 3,650
+// documents; kept here, that search went from 16.5 to 12.9 ms
+// (docs/benchmarks.md, "The best rows kept by the score function").
+func (ix *Index) pickBest(ctx context.Context, h *bm25Hits, walk string, args ...any) ([]Candidate, map[int64]string, error) {
+	var n int64
+	if err := ix.queryRow(ctx, walk, args...).Scan(&n); err != nil {
+		return nil, nil, fmt.Errorf("search index: %w", ix.readError(err))
+	}
+	if len(h.top) == 0 {
+		return nil, map[int64]string{}, nil
+	}
+	scores := make(map[int64]float64, len(h.top))
+	ids := make([]byte, 0, 12*len(h.top))
+	ids = append(ids, '[')
+	for i, r := range h.top {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, r.row, 10)
+		scores[r.row] = -r.score
+	}
+	ids = append(ids, ']')
+	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (SELECT ` + candidateCols + `, 0.0 AS score, d.text AS dtext
+		FROM docs d WHERE d.rid IN (SELECT value FROM json_each(?))) x LEFT JOIN parts p ON p.rid = x.part_rid`
+	return ix.candidateTexts(ctx, q, []any{string(ids)}, len(h.top), scores)
 }
 
 // candidateTexts runs q, whose rows are candidateCols, the score, the
-// docs row's own text and docTextCols, and reads them.
-func (ix *Index) candidateTexts(ctx context.Context, q string, args []any, limit int) ([]Candidate, map[int64]string, error) {
+// docs row's own text and docTextCols, and reads them; scores, when not
+// nil, holds each row's score in place of q's.
+func (ix *Index) candidateTexts(ctx context.Context, q string, args []any, limit int, scores map[int64]float64) ([]Candidate, map[int64]string, error) {
 	rows, err := ix.query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
@@ -368,6 +399,9 @@ func (ix *Index) candidateTexts(ctx context.Context, q string, args []any, limit
 			return nil, nil, err
 		}
 		texts[c.DocRID] = docText(c.Kind, dtext, body, title, input)
+		if scores != nil {
+			c.BM25 = scores[c.DocRID]
+		}
 	}
 	// Best first, ties oldest first, sorted here: an ORDER BY on q would
 	// sort its rows with their texts, and SQLite's sorter memory was about
