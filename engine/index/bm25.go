@@ -116,7 +116,8 @@ func init() {
 		v string
 	}{{&bm25Name, "recall_bm25"}, {&fts5APISQL, "SELECT fts5(?1)"}, {&fts5APIPtrType, "fts5_api_ptr"},
 		{&docLensSQL, "SELECT lens FROM doc_lens WHERE chunk = ?1"},
-		{&lensGenSQL, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lens_gen'"}} {
+		{&lensGenSQL, "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lens_gen'), " +
+			"(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lens_format')"}} {
 		if *s.p, err = libc.CString(s.v); err != nil {
 			panic(err)
 		}
@@ -374,9 +375,9 @@ func (h *bm25Hits) keep(row int64, score float64) {
 
 // Documents' lengths for recall_bm25 come from the index's doc_lens
 // table (docLensTable) when it has them: each row of it holds the lengths
-// of 1,024 consecutive rowids, two bytes each, and an index's chunks read
-// so far are kept in memory (lensCache), so a long-running engine reads
-// each once. Each length docsize gives was one lookup of a 48 MB table at
+// of 1,024 consecutive rowids, a byte each (lensAt), and an index's
+// chunks read so far are kept in memory (lensCache), so a long-running
+// engine reads each once. Each length docsize gives was one lookup of a 48 MB table at
 // 4.2M parts, most of them pages SQLite's cache did not hold: a third of
 // a search's CPU. A length doc_lens does not hold (0: a chunk not built
 // yet, a rowid with no document when its chunk was built; lensTooLong)
@@ -398,7 +399,8 @@ type lensCache struct {
 	inPlace bool
 }
 
-// maxLensChunks bounds a lensCache (2 KB a chunk: 16 MB, 8.4M documents).
+// maxLensChunks bounds a lensCache (about 1 KB a chunk, 2 KB in the
+// format before lensFormat: 8 to 16 MB, 8.4M documents).
 const maxLensChunks = 8192
 
 // docLens is one statement's reader of doc_lens.
@@ -407,6 +409,7 @@ type docLens struct {
 	stmt    uintptr // on the statement's connection, prepared at first use
 	off     bool    // no doc_lens to read (an index from before it)
 	gen     int64   // lens_gen in the statement's snapshot
+	compact bool    // rows in lensFormat (else two bytes a rowid, the format before)
 	checked bool
 	local   map[int64][]byte // chunks read when the cache is of another generation
 	fresh   map[int64]bool   // chunks this statement read itself
@@ -437,40 +440,25 @@ func (l *docLens) length(tls *libc.TLS, pCtx uintptr, row int64) (int32, bool) {
 			return 0, false
 		}
 	}
-	c, i := row>>lensShift, int(row&(1<<lensShift-1))*2
+	c, i := row>>lensShift, int(row&(1<<lensShift-1))
+	var buf []byte
 	if l.cache.inPlace {
-		return l.inPlaceLength(tls, c, i)
-	}
-	buf, ok := l.get(c)
-	// A chunk read before documents were added past its end is read
-	// again, once a statement.
-	if !ok || i+2 > len(buf) && !l.fresh[c] {
-		if buf = l.load(tls, pCtx, c); l.off {
-			return 0, false
+		if !l.onCur || l.cur != c {
+			l.seek(tls, c)
+		}
+		buf = unsafe.Slice((*byte)(cptr(l.at)), l.n)
+	} else {
+		var ok bool
+		buf, ok = l.get(c)
+		// A chunk read before documents were added past its end is read
+		// again, once a statement.
+		if _, covered := lensAt(buf, i, l.compact); !ok || !covered && !l.fresh[c] {
+			if buf = l.load(tls, pCtx, c); l.off {
+				return 0, false
+			}
 		}
 	}
-	if i+2 > len(buf) {
-		return 0, false
-	}
-	v := uint16(buf[i]) | uint16(buf[i+1])<<8
-	if v == 0 || v == lensTooLong {
-		return 0, false
-	}
-	l.found++
-	return int32(v), true
-}
-
-// inPlaceLength is length's in-place read of the value at byte i of
-// chunk c (see docLens.cur).
-func (l *docLens) inPlaceLength(tls *libc.TLS, c int64, i int) (int32, bool) {
-	if !l.onCur || l.cur != c {
-		l.seek(tls, c)
-	}
-	if i+2 > l.n {
-		return 0, false
-	}
-	b := unsafe.Slice((*byte)(cptr(l.at+uintptr(i))), 2)
-	v := uint16(b[0]) | uint16(b[1])<<8
+	v, _ := lensAt(buf, i, l.compact)
 	if v == 0 || v == lensTooLong {
 		return 0, false
 	}
@@ -533,18 +521,10 @@ func prepare(tls *libc.TLS, pCtx, q uintptr) (uintptr, bool) {
 	return st, rc == sqlite3.SQLITE_OK
 }
 
-// checkGen reads lens_gen in the statement's snapshot; a newer one
-// empties the cache.
+// checkGen reads lens_gen and lens_format in the statement's snapshot; a
+// newer generation empties the cache.
 func (l *docLens) checkGen(tls *libc.TLS, pCtx uintptr) {
 	l.checked = true
-	if l.cache.inPlace {
-		// Nothing is kept, so no generation is needed.
-		var ok bool
-		l.stmt, ok = prepare(tls, pCtx, docLensSQL)
-		l.off = !ok
-		return
-	}
-	l.local, l.fresh = map[int64][]byte{}, map[int64]bool{}
 	st, ok := prepare(tls, pCtx, lensGenSQL)
 	if !ok {
 		l.off = true
@@ -552,12 +532,17 @@ func (l *docLens) checkGen(tls *libc.TLS, pCtx uintptr) {
 	}
 	if sqlite3.Xsqlite3_step(tls, st) == sqlite3.SQLITE_ROW {
 		l.gen = sqlite3.Xsqlite3_column_int64(tls, st, 0)
+		l.compact = sqlite3.Xsqlite3_column_int64(tls, st, 1) == lensFormat
 	}
 	sqlite3.Xsqlite3_finalize(tls, st)
 	if l.stmt, ok = prepare(tls, pCtx, docLensSQL); !ok {
 		l.off = true
 		return
 	}
+	if l.cache.inPlace {
+		return // nothing is kept, so the generation does not matter
+	}
+	l.local, l.fresh = map[int64][]byte{}, map[int64]bool{}
 	l.cache.mu.Lock()
 	if l.gen > l.cache.gen || l.cache.chunks == nil {
 		l.cache.gen, l.cache.chunks = l.gen, map[int64][]byte{}

@@ -246,7 +246,7 @@ func TestPackDocLens(t *testing.T) {
 	ix := openIndex(t, p)
 	defer ix.Close()
 	rng := rand.New(rand.NewPCG(8, 8))
-	for i := range 6 { // a chunk or so a commit, as a cold index writes them
+	for i := range 12 { // a chunk or so a commit, as a cold index writes them (three a page)
 		writeLensSessions(t, ix, rng, fmt.Sprintf("ses_%c", 'a'+i), 20, 50)
 	}
 	chunks := func() map[int64]string {
@@ -317,5 +317,182 @@ func TestPackDocLens(t *testing.T) {
 	checkLensScores(t, fresh, "deleted after packing")
 	if fresh.lens.gen == gen {
 		t.Error("lens_gen did not move when documents were deleted after packing")
+	}
+}
+
+// A doc_lens row in lensFormat gives back every length it was made from,
+// those of a byte and those past it alike, and none past its rowids; a
+// row of the format before it is read as two bytes a rowid.
+func TestLensFormat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{1, 2, 300, 1 << lensShift} {
+		vals := make([]uint16, n)
+		for i := range vals {
+			switch rng.IntN(6) {
+			case 0:
+				vals[i] = 0 // no document
+			case 1:
+				vals[i] = uint16(254 + rng.IntN(3)) // 254, 255, 256
+			case 2:
+				vals[i] = uint16(257 + rng.IntN(lensTooLong-257))
+			case 3:
+				vals[i] = lensTooLong
+			default:
+				vals[i] = uint16(1 + rng.IntN(253))
+			}
+		}
+		b := encodeLens(vals)
+		old := make([]byte, 2*n)
+		for i, v := range vals {
+			old[2*i], old[2*i+1] = byte(v), byte(v>>8)
+		}
+		for i := range n + 3 {
+			want, wantCovered := uint16(0), i < n
+			if wantCovered {
+				want = vals[i]
+			}
+			if v, covered := lensAt(b, i, true); v != want || covered != wantCovered {
+				t.Fatalf("%d rowids: rowid %d read %d (covered %v), want %d (%v)", n, i, v, covered, want, wantCovered)
+			}
+			if v, covered := lensAt(old, i, false); v != want || covered != wantCovered {
+				t.Fatalf("%d rowids, two bytes each: rowid %d read %d (covered %v), want %d (%v)", n, i, v, covered, want, wantCovered)
+			}
+		}
+		long := 0
+		for _, v := range vals {
+			if v >= 255 {
+				long++
+			}
+		}
+		if len(b) != 2+n+4*long {
+			t.Errorf("%d rowids, %d of 255 tokens or more, took %d bytes, want %d", n, long, len(b), 2+n+4*long)
+		}
+	}
+	if _, covered := lensAt(nil, 0, true); covered {
+		t.Error("an empty row covers a rowid")
+	}
+}
+
+// An index of schema 8, whose doc_lens rows are of the format before
+// lensFormat (two bytes a rowid, no lens_format in meta), is upgraded
+// keeping them, and they are read as they are, by an engine
+// that keeps chunks and by a one-command process; the next write builds
+// every row again in lensFormat and bumps lens_gen, and the lengths still
+// give bm25()'s scores, documents of 255 tokens and more among them.
+func TestDocLensFormatUpgrade(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(privateDir(t), "i.db")
+	ix := openIndex(t, p)
+	defer ix.Close()
+	rng := rand.New(rand.NewPCG(10, 10))
+	writeLensSessions(t, ix, rng, "ses_a", 30, 50)
+	// Documents past a byte's length, among the others.
+	w, err := ix.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := model.Session{ID: "ses_long", Title: "long", Directory: "/w", Created: 1000, Updated: 1000}
+	m := model.Message{ID: "msg_long", SessionID: s.ID, Role: "assistant", Created: 1000}
+	for k, n := range []int{255, 300, 1200} {
+		m.Parts = append(m.Parts, textPart(fmt.Sprintf("prt_long_%d", k), "text", strings.Repeat("pelican harbor ", n/2)+"quartz"))
+	}
+	var c SessionCounts
+	if err := w.PutMessage(ctx, &s, s.ID, 0, &m, &c); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PutSession(ctx, &s, SessionMeta{RootID: s.ID, Stamp: "stamp", Now: 9}, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	format := func() (f string, compact int, rows int) {
+		ix.db.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = 'lens_format'), 'none')`).Scan(&f)
+		r, err := ix.db.Query(`SELECT lens FROM doc_lens`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for r.Next() {
+			var b []byte
+			r.Scan(&b)
+			rows++
+			if n := int(b[0]) | int(b[1])<<8; len(b) >= 2+n && len(b) < 2*n {
+				compact++
+			}
+		}
+		return f, compact, rows
+	}
+	if f, compact, rows := format(); f != fmt.Sprint(lensFormat) || compact != rows || rows < 2 {
+		t.Fatalf("a new index: lens_format %s, %d of %d rows a byte a rowid", f, compact, rows)
+	}
+	checkLensScores(t, ix, "lensFormat")
+
+	// The rows as the format before wrote them.
+	rows, err := ix.db.Query(`SELECT chunk, lens FROM doc_lens`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	olds := map[int64][]byte{}
+	for rows.Next() {
+		var c int64
+		var b []byte
+		rows.Scan(&c, &b)
+		n := int(b[0]) | int(b[1])<<8
+		old := make([]byte, 2*n)
+		for i := range n {
+			v, _ := lensAt(b, i, true)
+			old[2*i], old[2*i+1] = byte(v), byte(v>>8)
+		}
+		olds[c] = old
+	}
+	rows.Close()
+	for c, b := range olds {
+		if _, err := ix.db.Exec(`UPDATE doc_lens SET lens = ? WHERE chunk = ?`, b, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{`DELETE FROM meta WHERE key = 'lens_format'`, `UPDATE meta SET value = '8' WHERE key = 'schema_version'`} {
+		if _, err := ix.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := openIndex(t, p) // upgraded to SchemaVersion, keeping the rows
+	var version int
+	if err := fresh.db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != SchemaVersion {
+		t.Fatalf("an index of schema 8 opened as schema %d (%v), want %d", version, err, SchemaVersion)
+	}
+	if _, _, rows := format(); rows != len(olds) {
+		t.Fatalf("the upgrade to schema %d left %d doc_lens rows of %d", SchemaVersion, rows, len(olds))
+	}
+	defer fresh.Close()
+	one, err := OpenWith(ctx, p, Options{OneCommand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	for _, x := range []struct {
+		label string
+		ix    *Index
+	}{{"the format before", fresh}, {"the format before, in place", one}} {
+		if found := checkLensScores(t, x.ix, x.label); found == 0 {
+			t.Fatalf("%s: no length came from doc_lens", x.label)
+		}
+	}
+	gen := fresh.lens.gen
+	writeLensSessions(t, ix, rng, "ses_b", 1, 5)
+	if f, compact, rows := format(); f != fmt.Sprint(lensFormat) || compact != rows {
+		t.Fatalf("after a write: lens_format %s, %d of %d rows a byte a rowid", f, compact, rows)
+	}
+	for _, x := range []struct {
+		label string
+		ix    *Index
+	}{{"built again", fresh}, {"built again, in place", one}} {
+		if found := checkLensScores(t, x.ix, x.label); found == 0 {
+			t.Fatalf("%s: no length came from doc_lens", x.label)
+		}
+	}
+	if fresh.lens.gen == gen {
+		t.Error("lens_gen did not move when doc_lens was built again in another format")
 	}
 }

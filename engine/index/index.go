@@ -26,12 +26,15 @@ import (
 
 // SchemaVersion is bumped whenever the layout or the text processing
 // changes; an index with another version is migrated or rebuilt.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
-// additive are the statements that take an index of the version before
-// SchemaVersion to it without rebuilding it (version 8: doc_lens, whose
-// chunks the next write builds).
-var additive = map[int][]string{7: {docLensTable, docLensTrigger, docLensTodo}}
+// additive are the statements that take an index of an earlier version to
+// SchemaVersion without rebuilding it. Version 8 added doc_lens, whose
+// chunks the next write builds; version 9 writes its rows a byte a rowid
+// (lensFormat), and reads the rows of version 8 until the next write
+// builds them again, so it adds nothing to version 8. A binary of version 8
+// rebuilds an index of version 9, whose rows it would misread.
+var additive = map[int][]string{7: {docLensTable, docLensTrigger, docLensTodo}, 8: {}}
 
 // ErrCorrupt marks an index file of ours that is damaged; the caller moves
 // it aside (MoveAside) and rebuilds it.
@@ -411,6 +414,7 @@ func (ix *Index) migrate(ctx context.Context, id identity) error {
 	for k, v := range map[string]string{
 		"schema_version": fmt.Sprint(SchemaVersion),
 		"cursor_key":     hex.EncodeToString(secret),
+		"lens_format":    fmt.Sprint(lensFormat),
 	} {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`, k, v); err != nil {
 			return fmt.Errorf("write index meta: %w", err)
@@ -838,7 +842,7 @@ const (
 		` + bumpLensGen + `;
 	END`
 	// docLensTodo finds the chunks the trigger emptied without reading the
-	// others (2 KB each).
+	// others (about 1 KB each).
 	docLensTodo = `CREATE INDEX IF NOT EXISTS doc_lens_todo ON doc_lens(chunk) WHERE lens = x''`
 	// bumpLensGen tells the engines that keep doc_lens chunks in memory
 	// (lensCache) that a rowid may now name another document.

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -849,22 +850,92 @@ func (w *Writer) Forget(ctx context.Context, ids []string, now int64) error {
 }
 
 // lensShift: doc_lens holds the lengths of 1<<lensShift consecutive rowids
-// a row, two bytes each (little-endian); lensTooLong marks a document of
-// that many tokens or more, whose length FTS5's docsize holds.
+// a row; lensTooLong marks a document of that many tokens or more, whose
+// length FTS5's docsize holds.
+//
+// A row is in lensFormat (encodeLens): a byte a rowid, and the lengths
+// that do not fit a byte after them. An index whose meta has no
+// lens_format holds rows of two bytes a rowid (little-endian), the format
+// before it; readers take either, and the next write builds every row
+// again in this one (refreshDocLens). A byte a rowid puts three rows on a
+// page where one row of two bytes a rowid filled it: a CLI search whose
+// match spans the history reads every row, and a page read is most of
+// what a row costs it (docs/benchmarks.md, "doc_lens a byte a document").
 const (
 	lensShift   = 10
 	lensTooLong = 0xffff
+	lensFormat  = 2
 )
+
+// encodeLens renders the lengths of a chunk's rowids (vals[i]: rowid
+// base+i's, 0 for none) in lensFormat: their number (two bytes,
+// little-endian), a byte each (the length, 255 for one of 255 or more),
+// then for each of 255 or more its index and its length, two bytes each,
+// in index order.
+func encodeLens(vals []uint16) []byte {
+	out := binary.LittleEndian.AppendUint16(make([]byte, 0, 2+len(vals)+16), uint16(len(vals)))
+	for _, v := range vals {
+		out = append(out, byte(min(v, 255)))
+	}
+	for i, v := range vals {
+		if v >= 255 {
+			out = binary.LittleEndian.AppendUint16(out, uint16(i))
+			out = binary.LittleEndian.AppendUint16(out, v)
+		}
+	}
+	return out
+}
+
+// lensAt is the length of the i-th rowid of a doc_lens row b in format
+// compact (lensFormat) or not (two bytes a rowid); covered is false when
+// the row holds no length for it (the chunk was built before that rowid
+// was).
+func lensAt(b []byte, i int, compact bool) (v uint16, covered bool) {
+	if !compact {
+		if 2*i+2 > len(b) {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint16(b[2*i:]), true
+	}
+	if len(b) < 2 {
+		return 0, false
+	}
+	n := int(binary.LittleEndian.Uint16(b))
+	if i >= n || 2+n > len(b) {
+		return 0, false
+	}
+	if x := b[2+i]; x < 255 {
+		return uint16(x), true
+	}
+	long := b[2+n:]
+	k := sort.Search(len(long)/4, func(m int) bool { return int(binary.LittleEndian.Uint16(long[4*m:])) >= i })
+	if k < len(long)/4 && int(binary.LittleEndian.Uint16(long[4*k:])) == i {
+		return binary.LittleEndian.Uint16(long[4*k+2:]), true
+	}
+	return 0, true
+}
 
 // refreshDocLens brings doc_lens (see docLens) up to date with the
 // full-text index in the write's transaction: it builds from docsize the
 // chunks a delete emptied (docLensTrigger), the last one (it may have
 // grown) and any past it; every chunk of an index that has none yet (one
-// upgraded from schema 7: 6-7 s at 4.2M parts, once).
+// upgraded from schema 7: 6-7 s at 4.2M parts, once) or whose chunks are
+// of the format before lensFormat (which bumps lens_gen: an engine's
+// cached chunks are of the old one).
 func (w *Writer) refreshDocLens(ctx context.Context) error {
-	var top, last sql.NullInt64
-	if err := w.tx.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM docs_fts_docsize), (SELECT max(chunk) FROM doc_lens)`).Scan(&top, &last); err != nil {
+	var top, last, format sql.NullInt64
+	if err := w.tx.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM docs_fts_docsize), (SELECT max(chunk) FROM doc_lens),
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lens_format')`).Scan(&top, &last, &format); err != nil {
 		return fmt.Errorf("document lengths: %w", err)
+	}
+	if format.Int64 != lensFormat {
+		for _, q := range []string{`DELETE FROM doc_lens`, bumpLensGen,
+			fmt.Sprintf(`INSERT OR REPLACE INTO meta(key, value) VALUES ('lens_format', '%d')`, lensFormat)} {
+			if _, err := w.tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("document lengths: %w", err)
+			}
+		}
+		last.Valid = false
 	}
 	if !top.Valid {
 		return nil
@@ -921,8 +992,7 @@ func (w *Writer) buildDocLens(ctx context.Context, c int64) error {
 	if err != nil {
 		return fmt.Errorf("document lengths: %w", err)
 	}
-	lens := make([]byte, 2<<lensShift)
-	n := 0
+	vals := make([]uint16, 0, 1<<lensShift)
 	for rows.Next() {
 		var id int64
 		var sz []byte
@@ -930,13 +1000,10 @@ func (w *Writer) buildDocLens(ctx context.Context, c int64) error {
 			rows.Close()
 			return fmt.Errorf("document lengths: %w", err)
 		}
-		v := docsizeTokens(sz)
-		if v >= lensTooLong {
-			v = lensTooLong
+		for int64(len(vals)) < id-base {
+			vals = append(vals, 0) // a rowid with no document
 		}
-		i := int(id-base) * 2
-		lens[i], lens[i+1] = byte(v), byte(v>>8)
-		n = i + 2
+		vals = append(vals, uint16(min(docsizeTokens(sz), lensTooLong)))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -944,7 +1011,10 @@ func (w *Writer) buildDocLens(ctx context.Context, c int64) error {
 	}
 	// A chunk with no document left is one zero length, not empty: empty
 	// is the trigger's mark of a chunk to build.
-	if _, err := w.putLens.ExecContext(ctx, c, lens[:max(n, 2)]); err != nil {
+	if len(vals) == 0 {
+		vals = append(vals, 0)
+	}
+	if _, err := w.putLens.ExecContext(ctx, c, encodeLens(vals)); err != nil {
 		return fmt.Errorf("document lengths: %w", err)
 	}
 	return nil
