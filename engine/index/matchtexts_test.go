@@ -349,3 +349,78 @@ func sameRanking(a, b []Candidate) bool {
 		return x == y && close
 	})
 }
+
+// The rows a match keeps are read in the walk's snapshot: a sync that
+// commits between the walk and the read, deleting the newest session and
+// writing another whose documents take its rowids, changes neither the
+// candidates nor their texts.
+func TestPickedRowsReadInTheWalksSnapshot(t *testing.T) {
+	ctx := context.Background()
+	m := Match{Expr: `"pelican"`, Phrases: []int{PhraseQuoted}}
+	for _, newest := range []bool{false, true} {
+		p := filepath.Join(privateDir(t), "i.db")
+		ix := openIndex(t, p)
+		defer ix.Close()
+		writer := openIndex(t, p)
+		defer writer.Close()
+		put := func(id, text string) {
+			t.Helper()
+			w, err := writer.BeginWrite(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := model.Session{ID: id, Title: "s", Directory: "/w", Created: 1000, Updated: 1000}
+			m := model.Message{ID: "msg_" + id, SessionID: id, Role: "assistant", Created: 1000}
+			for k := range 3 {
+				m.Parts = append(m.Parts, textPart(fmt.Sprintf("prt_%s_%d", id, k), "text", fmt.Sprintf("%s %d", text, k)))
+			}
+			var c SessionCounts
+			if err := w.PutMessage(ctx, &s, id, 0, &m, &c); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.PutSession(ctx, &s, SessionMeta{RootID: id, Stamp: "stamp", Now: 9}, c); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("ses_old", "a pelican on the pier")
+		put("ses_new", "the pelican flew")
+		run := func() ([]Candidate, map[int64]string, error) {
+			if !newest {
+				return ix.MatchTexts(ctx, m, []int64{-1}, query.Filter{}, 10)
+			}
+			got, texts, _, _, err := ix.MatchNewest(ctx, m, []int64{-1}, query.Filter{}, 100, 10)
+			return got, texts, err
+		}
+		want, wantTexts, err := run()
+		if err != nil || len(want) != 6 {
+			t.Fatalf("%d candidates (%v), want 6", len(want), err)
+		}
+		afterWalk = func() {
+			afterWalk = nil
+			deleteLensSessions(t, writer, "ses_new")
+			put("ses_gull", "a gull, no bird of ours")
+		}
+		got, texts, err := run()
+		afterWalk = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(texts, wantTexts) {
+			t.Errorf("newest %v: a write between the walk and the read gave\n %+v %v\nwant\n %+v %v", newest, got, texts, want, wantTexts)
+		}
+		// The write took the rowids the match kept, or the test shows nothing.
+		var reused int
+		for _, c := range want {
+			var sid string
+			if err := writer.db.QueryRow(`SELECT session_id FROM docs WHERE rid = ?`, c.DocRID).Scan(&sid); err == nil && sid == "ses_gull" {
+				reused++
+			}
+		}
+		if reused == 0 {
+			t.Fatalf("newest %v: the write reused none of the kept rowids", newest)
+		}
+	}
+}

@@ -318,7 +318,7 @@ func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.
 	if hits == nil {
 		inner, args := matchQuery(m.Expr, `bm25(docs_fts)`, f, limit, `, d.text AS dtext`)
 		q := `SELECT x.*, ` + docTextCols("x") + ` FROM (` + inner + `) x LEFT JOIN parts p ON p.rid = x.part_rid`
-		return ix.candidateTexts(ctx, q, args, limit, nil)
+		return ix.candidateTexts(ctx, nil, q, args, limit, nil)
 	}
 	if len(hits) != len(m.Phrases) {
 		return nil, nil, fmt.Errorf("search index: %d phrase counts for %d phrases", len(hits), len(m.Phrases))
@@ -351,10 +351,23 @@ func (ix *Index) MatchTexts(ctx context.Context, m Match, hits []int64, f query.
 // "'cacheTime' does not exist in type", whose match ranks 3,650
 // documents; kept here, that search went from 16.5 to 12.9 ms
 // (docs/benchmarks.md, "The best rows kept by the score function").
+//
+// The walk and the read of its rows share a transaction, so they read one
+// snapshot: a sync committing between two statements could give a kept
+// rowid to another document (a session's newest documents, written again,
+// take the rowids their old ones left).
 func (ix *Index) pickBest(ctx context.Context, h *bm25Hits, walk string, args ...any) ([]Candidate, map[int64]string, error) {
-	var n int64
-	if err := ix.queryRow(ctx, walk, args...).Scan(&n); err != nil {
+	tx, err := ix.db.BeginTx(ix.readContext(ctx), nil)
+	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", ix.readError(err))
+	}
+	defer tx.Rollback()
+	var n int64
+	if err := ix.txQueryRow(ctx, tx, walk, args...).Scan(&n); err != nil {
+		return nil, nil, fmt.Errorf("search index: %w", ix.readError(err))
+	}
+	if afterWalk != nil {
+		afterWalk()
 	}
 	if len(h.top) == 0 {
 		return nil, map[int64]string{}, nil
@@ -372,14 +385,25 @@ func (ix *Index) pickBest(ctx context.Context, h *bm25Hits, walk string, args ..
 	ids = append(ids, ']')
 	q := `SELECT x.*, ` + docTextCols("x") + ` FROM (SELECT ` + candidateCols + `, 0.0 AS score, d.text AS dtext
 		FROM docs d WHERE d.rid IN (SELECT value FROM json_each(?))) x LEFT JOIN parts p ON p.rid = x.part_rid`
-	return ix.candidateTexts(ctx, q, []any{string(ids)}, len(h.top), scores)
+	return ix.candidateTexts(ctx, tx, q, []any{string(ids)}, len(h.top), scores)
 }
 
-// candidateTexts runs q, whose rows are candidateCols, the score, the
-// docs row's own text and docTextCols, and reads them; scores, when not
-// nil, holds each row's score in place of q's.
-func (ix *Index) candidateTexts(ctx context.Context, q string, args []any, limit int, scores map[int64]float64) ([]Candidate, map[int64]string, error) {
-	rows, err := ix.query(ctx, q, args...)
+// afterWalk, when set, runs between pickBest's walk and its read of the
+// rows (a test writes there).
+var afterWalk func()
+
+// candidateTexts runs q (in tx, when not nil), whose rows are
+// candidateCols, the score, the docs row's own text and docTextCols, and
+// reads them; scores, when not nil, holds each row's score in place of
+// q's.
+func (ix *Index) candidateTexts(ctx context.Context, tx *sql.Tx, q string, args []any, limit int, scores map[int64]float64) ([]Candidate, map[int64]string, error) {
+	var rows *sql.Rows
+	var err error
+	if tx != nil {
+		rows, err = ix.txQuery(ctx, tx, q, args...)
+	} else {
+		rows, err = ix.query(ctx, q, args...)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
 	}

@@ -89,3 +89,38 @@ func (ix *Index) closeStmts() {
 	}
 	c.m = nil
 }
+
+// txQuery is tx.QueryContext, through the statement cache in a
+// long-running process (see txStmt).
+func (ix *Index) txQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	ctx = ix.readContext(ctx)
+	if s := ix.txStmt(ctx, tx, q); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, q, args...)
+}
+
+// txQueryRow is tx.QueryRowContext, through the statement cache in a
+// long-running process (see txStmt).
+func (ix *Index) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	ctx = ix.readContext(ctx)
+	if s := ix.txStmt(ctx, tx, q); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, q, args...)
+}
+
+// txStmt is q's cached statement on tx, or nil in a process that runs one
+// command (Options.OneCommand), which runs each statement once: the cache
+// prepares a statement on a connection of its own choosing, and the
+// transaction's connection prepares it again, 0.4 to 0.7 ms of a CLI
+// search in all.
+func (ix *Index) txStmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+	if ix.uncancelled {
+		return nil
+	}
+	if s := ix.stmt(ctx, q); s != nil {
+		return tx.StmtContext(ctx, s)
+	}
+	return nil
+}
