@@ -377,9 +377,9 @@ func (h *bm25Hits) keep(row int64, score float64) {
 // table (docLensTable) when it has them: each row of it holds the lengths
 // of 1,024 consecutive rowids, a byte each (lensAt), and an index's
 // chunks read so far are kept in memory (lensCache), so a long-running
-// engine reads each once. Each length docsize gives was one lookup of a 48 MB table at
-// 4.2M parts, most of them pages SQLite's cache did not hold: a third of
-// a search's CPU. A length doc_lens does not hold (0: a chunk not built
+// engine reads each once. Each length docsize gives was one lookup of a
+// 48 MB table at 4.2M parts, most of them pages SQLite's cache did not
+// hold: a third of a search's CPU. A length doc_lens does not hold (0: a chunk not built
 // yet, a rowid with no document when its chunk was built; lensTooLong)
 // is FTS5's own lookup, so the scores are bm25()'s either way
 // (TestRecallBM25WithDocLens).
