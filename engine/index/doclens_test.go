@@ -387,25 +387,11 @@ func TestDocLensFormatUpgrade(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 10))
 	writeLensSessions(t, ix, rng, "ses_a", 30, 50)
 	// Documents past a byte's length, among the others.
-	w, err := ix.BeginWrite(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := model.Session{ID: "ses_long", Title: "long", Directory: "/w", Created: 1000, Updated: 1000}
-	m := model.Message{ID: "msg_long", SessionID: s.ID, Role: "assistant", Created: 1000}
+	var long []model.Part
 	for k, n := range []int{255, 300, 1200} {
-		m.Parts = append(m.Parts, textPart(fmt.Sprintf("prt_long_%d", k), "text", strings.Repeat("pelican harbor ", n/2)+"quartz"))
+		long = append(long, textPart(fmt.Sprintf("prt_long_%d", k), "text", strings.Repeat("pelican harbor ", n/2)+"quartz"))
 	}
-	var c SessionCounts
-	if err := w.PutMessage(ctx, &s, s.ID, 0, &m, &c); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.PutSession(ctx, &s, SessionMeta{RootID: s.ID, Stamp: "stamp", Now: 9}, c); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	writeSession(t, ix, "ses_long", false, long...)
 	format := func() (f string, compact int, rows int) {
 		ix.db.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = 'lens_format'), 'none')`).Scan(&f)
 		r, err := ix.db.Query(`SELECT lens FROM doc_lens`)

@@ -365,25 +365,11 @@ func TestPickedRowsReadInTheWalksSnapshot(t *testing.T) {
 		defer writer.Close()
 		put := func(id, text string) {
 			t.Helper()
-			w, err := writer.BeginWrite(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := model.Session{ID: id, Title: "s", Directory: "/w", Created: 1000, Updated: 1000}
-			m := model.Message{ID: "msg_" + id, SessionID: id, Role: "assistant", Created: 1000}
+			var parts []model.Part
 			for k := range 3 {
-				m.Parts = append(m.Parts, textPart(fmt.Sprintf("prt_%s_%d", id, k), "text", fmt.Sprintf("%s %d", text, k)))
+				parts = append(parts, textPart(fmt.Sprintf("prt_%s_%d", id, k), "text", fmt.Sprintf("%s %d", text, k)))
 			}
-			var c SessionCounts
-			if err := w.PutMessage(ctx, &s, id, 0, &m, &c); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.PutSession(ctx, &s, SessionMeta{RootID: id, Stamp: "stamp", Now: 9}, c); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
+			writeSession(t, writer, id, false, parts...)
 		}
 		put("ses_old", "a pelican on the pier")
 		put("ses_new", "the pelican flew")
