@@ -622,8 +622,14 @@ function recallLogs() {
       timings.blameLensMs = Date.now() - shownAt;
       const lenses = await page.locator('.codelens-decoration a', { hasText: /^written in / }).allInnerTexts();
       check(lenses.some((t) => first && t.includes(first.title)), `the blame lenses say ${JSON.stringify(lenses)}, want one naming "${first && first.title}"`);
-      const pit = await page.locator('.codelens-decoration a', { hasText: /bit us before/ }).allInnerTexts();
       const wantPit = (blame.pitfalls || [])[0];
+      if (wantPit) {
+        // The lenses of a file come in more than one batch: the pitfall's
+        // may render after the first "written in" (CI on b65d176 read
+        // none, and the screenshot after showed it).
+        await page.locator('.codelens-decoration a', { hasText: /bit us before/ }).first().waitFor({ timeout: 15000 }).catch(() => {});
+      }
+      const pit = await page.locator('.codelens-decoration a', { hasText: /bit us before/ }).allInnerTexts();
       check(!wantPit || pit.some((t) => t.includes(wantPit.error.slice(0, 30))), `the pitfall lens says ${JSON.stringify(pit)}, want "${wantPit && wantPit.error}"`);
       // The hover on an attributed line (the caret there, hover from the keyboard).
       await page.keyboard.press('Control+G');
