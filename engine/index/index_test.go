@@ -63,6 +63,12 @@ var history = []fixtureSession{
 
 func testIndex(t *testing.T) *Index {
 	t.Helper()
+	return indexOf(t, history)
+}
+
+// indexOf is a new index holding sessions, written in one transaction.
+func indexOf(t *testing.T, sessions []fixtureSession) *Index {
+	t.Helper()
 	ix := openIndex(t, filepath.Join(privateDir(t), "i.db"))
 	t.Cleanup(func() { ix.Close() })
 	ctx := context.Background()
@@ -70,7 +76,7 @@ func testIndex(t *testing.T) *Index {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fs := range history {
+	for _, fs := range sessions {
 		var c SessionCounts
 		for ord := range fs.msgs {
 			m := fs.msgs[ord]

@@ -259,34 +259,22 @@ func TestOneCommandReadsWithoutCancellation(t *testing.T) {
 // its commands' output) and the limit falls inside a run of equal ones,
 // for the whole match and for its newest n.
 func TestPickedRowsAreTheStatementsWithEqualScores(t *testing.T) {
-	ix := openIndex(t, filepath.Join(privateDir(t), "i.db"))
-	t.Cleanup(func() { ix.Close() })
-	ctx := context.Background()
-	w, err := ix.BeginWrite(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Nine sessions holding the same five documents: equal scores in runs
 	// of nine, told apart only by their age.
 	texts := []string{"pelican", "pelican pelican", "the pelican flew over the harbour", "ERR_PELICAN_42 pelican",
 		"no bird here", "gulls on the pier", "a heron waits", "tide tables", "kestrel overhead"}
+	var sessions []fixtureSession
 	for i := range 9 {
-		s := model.Session{ID: fmt.Sprintf("ses_%d", i), Title: "copy", Directory: []string{"/w/app", "/w/lib"}[i%2], Created: int64(1000 * (i + 1)), Updated: int64(1000*(i+1) + 500)}
-		var c SessionCounts
+		fs := fixtureSession{s: model.Session{ID: fmt.Sprintf("ses_%d", i), Title: "copy", Directory: []string{"/w/app", "/w/lib"}[i%2],
+			Created: int64(1000 * (i + 1)), Updated: int64(1000*(i+1) + 500)}, root: fmt.Sprintf("ses_%d", i)}
 		for j, text := range texts {
-			m := model.Message{ID: fmt.Sprintf("msg_%d_%d", i, j), SessionID: s.ID, Role: []string{"user", "assistant"}[j%2], Created: s.Created + int64(j),
-				Parts: []model.Part{textPart(fmt.Sprintf("prt_%d_%d", i, j), []string{"text", "reasoning"}[j%2], text)}}
-			if err := w.PutMessage(ctx, &s, s.ID, j, &m, &c); err != nil {
-				t.Fatal(err)
-			}
+			fs.msgs = append(fs.msgs, model.Message{ID: fmt.Sprintf("msg_%d_%d", i, j), Role: []string{"user", "assistant"}[j%2], Created: fs.s.Created + int64(j),
+				Parts: []model.Part{textPart(fmt.Sprintf("prt_%d_%d", i, j), []string{"text", "reasoning"}[j%2], text)}})
 		}
-		if err := w.PutSession(ctx, &s, SessionMeta{RootID: s.ID, Stamp: "stamp", Now: 9}, c); err != nil {
-			t.Fatal(err)
-		}
+		sessions = append(sessions, fs)
 	}
-	if err := w.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ix := indexOf(t, sessions)
+	ctx := context.Background()
 	m := Match{Expr: `"pelican"`, Phrases: []int{PhraseQuoted}}
 	for name, f := range matchFilters {
 		all, allTexts, err := ix.MatchTexts(ctx, m, nil, f, 1000)
